@@ -1,0 +1,178 @@
+/* The API's slow paths and life cycle: setup, teardown, status, errors,
+   statistics. The fast paths are inline in boxroot.h. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include "boxroot.h"
+#include "boxroot_stats.h"
+#include "chunk.h"
+#include "domain.h"
+#include "remote.h"
+#include "scan.h"
+
+static atomic_int status = BOXROOT_NOT_SETUP;
+static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread char const *last_error;
+
+static void fail(int err, char const *why)
+{
+  last_error = why;
+  errno = err;
+}
+
+int boxroot_status(void) { return atomic_load(&status); }
+
+char const *boxroot_error_string(void)
+{
+  if (last_error != NULL) return last_error;
+  switch (boxroot_status()) {
+  case BOXROOT_NOT_SETUP: return "boxroot is not set up yet (no root created)";
+  case BOXROOT_RUNNING: return "boxroot is running; no failure in this thread";
+  case BOXROOT_TORE_DOWN: return "boxroot was torn down (boxroot_teardown)";
+  default: return "boxroot could not be set up";
+  }
+}
+
+static bool lock_held_or_fail(char const *why)
+{
+  if (boxroot_compat_locked_domain() >= 0) return true;
+  fail(EPERM, why);
+  return false;
+}
+
+bool boxroot_setup(void)
+{
+  if (!lock_held_or_fail("boxroot_setup: this thread does not hold the OCaml domain lock"))
+    return false;
+  pthread_mutex_lock(&setup_lock);
+  if (boxroot_status() == BOXROOT_NOT_SETUP) {
+    scan_install_hooks();
+    atomic_store(&status, BOXROOT_RUNNING);
+  }
+  pthread_mutex_unlock(&setup_lock);
+  if (boxroot_status() == BOXROOT_RUNNING) return true;
+  fail(ENOTSUP, boxroot_status() == BOXROOT_TORE_DOWN
+       ? "boxroot_setup: boxroot was torn down and cannot be set up again"
+       : "boxroot_setup: boxroot is in an invalid state");
+  return false;
+}
+
+void boxroot_teardown(void)
+{
+  pthread_mutex_lock(&setup_lock);
+  if (boxroot_status() == BOXROOT_RUNNING) {
+    atomic_store(&status, BOXROOT_TORE_DOWN);
+    scan_remove_hooks();
+    domain_forget_all();
+    chunk_release_all();
+  } else if (boxroot_status() == BOXROOT_NOT_SETUP) {
+    atomic_store(&status, BOXROOT_TORE_DOWN);
+  }
+  pthread_mutex_unlock(&setup_lock);
+}
+
+boxroot boxroot_create_slow(value v)
+{
+  if (!lock_held_or_fail("boxroot_create: this thread does not hold the OCaml domain lock"))
+    return NULL;
+  if (boxroot_status() != BOXROOT_RUNNING) {
+    if (boxroot_status() != BOXROOT_NOT_SETUP) {
+      fail(ENOTSUP, boxroot_status() == BOXROOT_TORE_DOWN
+           ? "boxroot_create: boxroot was torn down"
+           : "boxroot_create: boxroot is in an invalid state");
+      return NULL;
+    }
+    if (!boxroot_setup()) return NULL;
+  }
+  int dom = boxroot_compat_locked_domain();
+  struct boxroot_domain *d = domain_get(dom);
+  pool *p = d == NULL ? NULL : domain_refill(d);
+  if (p == NULL) {
+    fail(ENOMEM, "boxroot_create: out of memory (could not allocate a pool)");
+    return NULL;
+  }
+  /* domain_refill guarantees a free slot in the current pool. */
+  return boxroot_create(v);
+}
+
+bool boxroot_modify_slow(boxroot *r, value v)
+{
+  if (!lock_held_or_fail("boxroot_modify: this thread does not hold the OCaml domain lock"))
+    return false;
+  /* A young value into an old pool: move the root to a young pool. */
+  boxroot moved = boxroot_create(v);
+  if (moved == NULL) return false;
+  boxroot_delete(*r);
+  *r = moved;
+  return true;
+}
+
+bool boxroot_get_stats(struct boxroot_stats *out)
+{
+  memset(out, 0, sizeof *out);
+  if (boxroot_status() != BOXROOT_RUNNING) return false;
+  for (int i = 0; i < BOXROOT_MAX_DOMAINS; i++) {
+    struct boxroot_alloc_cursor *c = &boxroot_alloc_cursor[i];
+    out->created += c->created;
+    out->deleted_local += c->deleted_local;
+    out->deleted_remote_domain += c->deleted_remote;
+    struct boxroot_domain *d = boxroot_domains[i];
+    if (d == NULL) continue;
+    long counts[3] = { 0, 0, 0 };
+    for (int cls = CLASS_YOUNG; cls <= CLASS_FREE; cls++) {
+      pool *head = domain_ring(d, cls), *p = head;
+      if (head == NULL) continue;
+      do { counts[cls]++; out->slots_in_use += p->hot.alloc_count; p = p->next; } while (p != head);
+    }
+    out->pools_young += counts[CLASS_YOUNG];
+    out->pools_old += counts[CLASS_OLD];
+    out->pools_free += counts[CLASS_FREE];
+    out->pools_demoted += d->stats.pools_demoted;
+    out->pools_adopted += d->stats.pools_adopted;
+    out->delayed_frees_collected += d->stats.delayed_frees_collected;
+    out->minor_scans += d->stats.minor_scans;
+    out->major_scans += d->stats.major_scans;
+    out->minor_slots_scanned += d->stats.minor_slots_scanned;
+    out->major_slots_scanned += d->stats.major_slots_scanned;
+    out->minor_scan_ns += d->stats.minor_scan_ns;
+    out->major_scan_ns += d->stats.major_scan_ns;
+  }
+  out->deleted_purely_remote = remote_purely_remote_deletes();
+  out->roots_alive = out->created - out->deleted_local
+    - out->deleted_remote_domain - out->deleted_purely_remote;
+  long orphan_roots;
+  domain_orphan_counts(&out->pools_orphaned, &orphan_roots);
+  out->slots_in_use += orphan_roots;
+  struct chunk_stats cs;
+  chunk_get_stats(&cs);
+  out->chunks = cs.chunks;
+  out->reserved_bytes = cs.reserved_bytes;
+  out->pools_handed_out = cs.pools_handed_out;
+  out->chunk_free_pools_committed = cs.free_pools_committed;
+  out->chunk_free_pools_decommitted = cs.free_pools_decommitted;
+  return true;
+}
+
+void boxroot_print_stats(void)
+{
+  struct boxroot_stats s;
+  if (!boxroot_get_stats(&s)) {
+    printf("boxroot: %s\n", boxroot_error_string());
+    return;
+  }
+  printf("boxroot: %ld roots alive (%ld created, %ld deleted locally, "
+         "%ld from another domain, %ld with no lock)\n",
+         s.roots_alive, s.created, s.deleted_local, s.deleted_remote_domain,
+         s.deleted_purely_remote);
+  printf("boxroot: pools: %ld young, %ld old, %ld free, %ld orphaned; "
+         "%ld demoted, %ld adopted; %ld slots in use\n",
+         s.pools_young, s.pools_old, s.pools_free, s.pools_orphaned,
+         s.pools_demoted, s.pools_adopted, s.slots_in_use);
+  printf("boxroot: %ld minor scans (%ld slots, %.3f ms), "
+         "%ld major scans (%ld slots, %.3f ms)\n",
+         s.minor_scans, s.minor_slots_scanned, s.minor_scan_ns / 1e6,
+         s.major_scans, s.major_slots_scanned, s.major_scan_ns / 1e6);
+  printf("boxroot: %ld KiB reserved in %ld chunks, %ld pools in use\n",
+         s.reserved_bytes / 1024, s.chunks, s.pools_handed_out);
+}

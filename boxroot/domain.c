@@ -1,0 +1,274 @@
+/* Per-domain rings and the pool-selection policy (invariants in domain.h). */
+#include <pthread.h>
+#include <stdlib.h>
+#include "chunk.h"
+#include "domain.h"
+#include "remote.h"
+
+struct boxroot_domain *boxroot_domains[BOXROOT_MAX_DOMAINS];
+
+/* Its free list is empty (it ends at the pool's own address), so the
+   create fast path falls through to the slow path without a NULL test. */
+struct boxroot_pool_hot boxroot_empty_pool = {
+  .free_list = (void **)&boxroot_empty_pool, .alloc_count = 0,
+  .owner = BOXROOT_NO_OWNER, .cls = CLASS_NONE, .low_mark = 0,
+};
+
+struct boxroot_alloc_cursor boxroot_alloc_cursor[BOXROOT_MAX_DOMAINS] = {
+  [0 ... BOXROOT_MAX_DOMAINS - 1] = { .pool = &boxroot_empty_pool },
+};
+
+static pthread_mutex_t domains_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- rings: circular, doubly linked, `*ring` is the head ---- */
+
+static pool **ring_for(struct boxroot_domain *d, int cls)
+{
+  return cls == CLASS_YOUNG ? &d->young : cls == CLASS_OLD ? &d->old : &d->free;
+}
+
+static void ring_insert(pool **ring, pool *p, int at_front)
+{
+  pool *head = *ring;
+  if (head == NULL) {
+    p->next = p->prev = p;
+    *ring = p;
+    return;
+  }
+  p->next = head;
+  p->prev = head->prev;
+  head->prev->next = p;
+  head->prev = p;
+  if (at_front) *ring = p;
+}
+
+static void ring_remove(pool **ring, pool *p)
+{
+  if (p->next == p) {
+    *ring = NULL;
+  } else {
+    p->prev->next = p->next;
+    p->next->prev = p->prev;
+    if (*ring == p) *ring = p->next;
+  }
+  p->next = p->prev = NULL;
+}
+
+int domain_ring_length(pool *head)
+{
+  int n = 0;
+  if (head != NULL) {
+    pool *p = head;
+    do { n++; p = p->next; } while (p != head);
+  }
+  return n;
+}
+
+static void move_to(struct boxroot_domain *d, pool *p, int cls, int at_front)
+{
+  if (p->hot.cls != CLASS_NONE) ring_remove(ring_for(d, p->hot.cls), p);
+  pool_set_class(p, cls);
+  ring_insert(ring_for(d, cls), p, at_front);
+}
+
+/* ---- domains ---- */
+
+struct boxroot_domain *domain_get(int id)
+{
+  struct boxroot_domain *d = boxroot_domains[id];
+  if (d != NULL) return d;
+  d = aligned_alloc(CACHE_LINE, sizeof *d);
+  if (d == NULL) return NULL;
+  *d = (struct boxroot_domain){ .id = id };
+  atomic_init(&d->delayed_flag, 0);
+  /* Other threads read this slot (remote.c) without the domain lock. */
+  __atomic_store_n(&boxroot_domains[id], d, __ATOMIC_RELEASE);
+  return d;
+}
+
+static void release_free_pool(struct boxroot_domain *d, pool *p)
+{
+  pool_reset(p);
+  if (d->free_count < FREE_POOLS_KEPT) {
+    move_to(d, p, CLASS_FREE, 1);
+    d->free_count++;
+  } else {
+    pool_set_owner(p, BOXROOT_NO_OWNER);
+    if (p->hot.cls != CLASS_NONE) ring_remove(ring_for(d, p->hot.cls), p);
+    pool_set_class(p, CLASS_NONE);
+    chunk_free_pool(p);
+  }
+}
+
+/* Puts `p` (currently on no ring) where its occupancy calls for. */
+static void place(struct boxroot_domain *d, pool *p, int cls)
+{
+  if (p->hot.alloc_count == 0 && p != domain_current_pool(d)) {
+    release_free_pool(d, p);
+  } else {
+    move_to(d, p, cls, p->hot.alloc_count < POOL_LOW_MARK);
+  }
+}
+
+void domain_pool_count_dropped(struct boxroot_domain *d, pool *p)
+{
+  pool *current = domain_current_pool(d);
+  if (p == current) {
+    /* Keep the current pool; when it empties, start it over so that
+       scans stop at its first slots again. */
+    if (p->hot.alloc_count == 0) pool_reset(p);
+    return;
+  }
+  if (p->hot.alloc_count == 0) {
+    release_free_pool(d, p);
+  } else if (p->hot.alloc_count < POOL_LOW_MARK) {
+    if (p->hot.cls == CLASS_OLD) {
+      move_to(d, p, CLASS_OLD, 1);
+    } else if (p->hot.cls == CLASS_YOUNG && current != NULL) {
+      /* Right after the current pool: the next one to allocate from. */
+      ring_remove(&d->young, p);
+      ring_insert(&d->young, p, 1);
+      ring_remove(&d->young, current);
+      ring_insert(&d->young, current, 1);
+    }
+  }
+}
+
+void boxroot_delete_local_slow(struct boxroot_pool_hot *hot)
+{
+  domain_pool_count_dropped(boxroot_domains[hot->owner], (pool *)hot);
+}
+
+static int make_current(struct boxroot_domain *d, pool *p)
+{
+  if (p->hot.cls != CLASS_YOUNG || d->young != p) move_to(d, p, CLASS_YOUNG, 1);
+  if (p->hot.free_list == (void **)p && !pool_thread_fresh(p)) return 0;
+  boxroot_alloc_cursor[d->id].pool = &p->hot;
+  return 1;
+}
+
+pool *domain_refill(struct boxroot_domain *d)
+{
+  pool *p = domain_current_pool(d);
+  if (p != NULL) {
+    if (pool_thread_fresh(p)) return p;
+    if (remote_collect(p) > 0 && p->hot.free_list != (void **)p) return p;
+    /* Full: behind every young pool that may still have room. */
+    ring_remove(&d->young, p);
+    ring_insert(&d->young, p, 0);
+    domain_reset_cursor(d->id);
+  }
+  pool *y = d->young;
+  if (y != NULL && y != p && pool_has_room(y) && make_current(d, y)) return y;
+  pool *o = d->old;
+  if (o != NULL && o->hot.alloc_count < POOL_LOW_MARK && make_current(d, o)) {
+    d->stats.pools_demoted++;
+    return o;
+  }
+  pool *f = d->free;
+  if (f != NULL) {
+    d->free_count--;
+    if (make_current(d, f)) return f;
+  }
+  pool *fresh = chunk_alloc_pool();
+  if (fresh == NULL) return NULL;
+  pool_reset(fresh);
+  atomic_store(&fresh->delayed_pending, 0);
+  for (int i = 0; i < DELAYED_WORDS; i++) atomic_store(&fresh->delayed_bits[i], 0);
+  pool_set_class(fresh, CLASS_NONE);
+  pool_set_owner(fresh, d->id);
+  make_current(d, fresh);
+  return fresh;
+}
+
+void domain_resort_ring(struct boxroot_domain *d, int cls, int new_cls)
+{
+  pool **ring = ring_for(d, cls);
+  pool *list = *ring;
+  *ring = NULL;
+  if (list == NULL) return;
+  list->prev->next = NULL;          /* make it a NULL-terminated list */
+  for (pool *p = list, *next; p != NULL; p = next) {
+    next = p->next;
+    p->next = p->prev = NULL;
+    pool_set_class(p, CLASS_NONE);
+    place(d, p, new_cls);
+  }
+}
+
+/* ---- orphans ---- */
+
+static pool *orphan_young, *orphan_old;
+static atomic_int orphans_present;
+
+void domain_orphan_all(struct boxroot_domain *d)
+{
+  domain_reset_cursor(d->id);
+  /* Nobody will scan a free pool: give those back now. */
+  while (d->free != NULL) {
+    pool *p = d->free;
+    ring_remove(&d->free, p);
+    pool_set_class(p, CLASS_NONE);
+    chunk_free_pool(p);
+  }
+  d->free_count = 0;
+  pthread_mutex_lock(&domains_lock);
+  for (int cls = CLASS_YOUNG; cls <= CLASS_OLD; cls++) {
+    pool **from = ring_for(d, cls), **to = cls == CLASS_YOUNG ? &orphan_young : &orphan_old;
+    while (*from != NULL) {
+      pool *p = *from;
+      ring_remove(from, p);
+      pool_set_owner(p, BOXROOT_NO_OWNER);
+      ring_insert(to, p, 0);
+    }
+  }
+  atomic_store(&orphans_present, orphan_young != NULL || orphan_old != NULL);
+  pthread_mutex_unlock(&domains_lock);
+}
+
+void domain_adopt_orphans(struct boxroot_domain *d)
+{
+  if (!atomic_load(&orphans_present)) return;
+  pthread_mutex_lock(&domains_lock);
+  for (int cls = CLASS_YOUNG; cls <= CLASS_OLD; cls++) {
+    pool **from = cls == CLASS_YOUNG ? &orphan_young : &orphan_old;
+    while (*from != NULL) {
+      pool *p = *from;
+      ring_remove(from, p);
+      pool_set_owner(p, d->id);
+      /* Orphans keep their class: a young orphan may hold young values. */
+      ring_insert(ring_for(d, cls), p, 0);
+      d->stats.pools_adopted++;
+    }
+  }
+  atomic_store(&orphans_present, 0);
+  /* Their delayed frees may have been signalled to the dead domain. */
+  atomic_store(&d->delayed_flag, 1);
+  pthread_mutex_unlock(&domains_lock);
+}
+
+void domain_orphan_counts(long *pools, long *roots)
+{
+  *pools = *roots = 0;
+  pthread_mutex_lock(&domains_lock);
+  pool *heads[2] = { orphan_young, orphan_old };
+  for (int i = 0; i < 2; i++) {
+    pool *p = heads[i];
+    if (p == NULL) continue;
+    do { (*pools)++; *roots += p->hot.alloc_count; p = p->next; } while (p != heads[i]);
+  }
+  pthread_mutex_unlock(&domains_lock);
+}
+
+void domain_forget_all(void)
+{
+  for (int i = 0; i < BOXROOT_MAX_DOMAINS; i++) {
+    domain_reset_cursor(i);
+    free(boxroot_domains[i]);
+    boxroot_domains[i] = NULL;
+  }
+  pthread_mutex_lock(&domains_lock);
+  orphan_young = orphan_old = NULL;
+  atomic_store(&orphans_present, 0);
+  pthread_mutex_unlock(&domains_lock);
+}

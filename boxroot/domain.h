@@ -1,0 +1,91 @@
+/* Per-domain state: the rings of pools a domain owns, and the slow paths
+   that move pools between them.
+
+   Each domain owns three rings: young pools (scanned at every minor
+   collection, the only ones allocated from), old pools (scanned at major
+   collections only) and free pools (never scanned). Pools that a
+   terminated domain left behind wait on the shared orphan rings until a
+   domain adopts them at the start of its next scan.
+
+   Invariants (enforced in domain.c):
+   - Only the owner domain changes its rings and its pools' free lists,
+     while holding its domain lock or during a stop-the-world section
+     (where the scan hook runs on its behalf).
+   - The current pool (boxroot_alloc_cursor[id].pool) is the head of the
+     young ring, or the empty pool.
+   - Old pools with fewer than POOL_LOW_MARK roots come first in the old
+     ring, so the head tells whether a pool can be demoted.
+   - A pool with no root is on the free ring or back in the chunk
+     allocator, except the current pool, which is reset in place. */
+#ifndef BOXROOT_DOMAIN_H
+#define BOXROOT_DOMAIN_H
+
+#include <stdatomic.h>
+#include "pool.h"
+
+/* Free pools a domain keeps for itself before giving them back to the
+   chunk allocator: enough to absorb a burst of creations after a
+   collection without taking the chunk lock. */
+#define FREE_POOLS_KEPT 8
+
+struct domain_stats {
+  long minor_scans, major_scans;
+  long minor_slots_scanned, major_slots_scanned;
+  long minor_scan_ns, major_scan_ns;
+  long pools_demoted, pools_adopted;
+  long delayed_frees_collected;
+};
+
+struct boxroot_domain {
+  int id;
+  pool *young, *old, *free;
+  int free_count;
+  struct domain_stats stats;
+  /* Set by remote deleters when one of our pools got delayed frees
+     (remote.c); on its own line since other threads write it. */
+  _Alignas(CACHE_LINE) atomic_int delayed_flag;
+};
+
+extern struct boxroot_domain *boxroot_domains[BOXROOT_MAX_DOMAINS];
+extern struct boxroot_pool_hot boxroot_empty_pool;
+
+/* The state of domain `id`, created on first use; NULL if out of memory.
+   The caller holds that domain's lock, or is its scan hook. */
+struct boxroot_domain *domain_get(int id);
+
+static inline pool *domain_current_pool(struct boxroot_domain *d)
+{
+  struct boxroot_pool_hot *p = boxroot_alloc_cursor[d->id].pool;
+  return p == &boxroot_empty_pool ? NULL : (pool *)p;
+}
+static inline void domain_reset_cursor(int id)
+{
+  boxroot_alloc_cursor[id].pool = &boxroot_empty_pool;
+}
+
+/* Makes the current pool one with a free slot. NULL if out of memory. */
+pool *domain_refill(struct boxroot_domain *d);
+/* After `p`'s count dropped (local delete or collected delayed frees):
+   moves it to the ring its occupancy calls for. */
+void domain_pool_count_dropped(struct boxroot_domain *d, pool *p);
+/* Detaches ring `cls` and puts each pool back where its occupancy calls
+   for, as class `new_cls` (young pools become old after a minor scan). */
+void domain_resort_ring(struct boxroot_domain *d, int cls, int new_cls);
+/* A domain terminates: its pools go to the orphan rings. */
+void domain_orphan_all(struct boxroot_domain *d);
+/* Takes every orphan pool, if any. Stop-the-world only. */
+void domain_adopt_orphans(struct boxroot_domain *d);
+/* Teardown: forgets every domain and orphan (pools are unmapped by the
+   chunk allocator). */
+void domain_forget_all(void);
+
+/* Ring traversal for scanning and statistics. */
+static inline pool *domain_ring(struct boxroot_domain *d, int cls)
+{
+  return cls == CLASS_YOUNG ? d->young : cls == CLASS_OLD ? d->old : d->free;
+}
+int domain_ring_length(pool *head);
+/* Sums over the orphan rings, under their lock. */
+void domain_orphan_counts(long *pools, long *roots);
+
+#endif /* BOXROOT_DOMAIN_H */

@@ -1,0 +1,28 @@
+/* Pool initialisation and the fresh-slot cursor (invariants in pool.h). */
+#include "pool.h"
+
+_Static_assert(POOL_SLOTS <= DELAYED_WORDS * 8 * (int)sizeof(uintptr_t),
+               "the delayed-free bitmap must cover every slot");
+_Static_assert(sizeof(struct boxroot_pool_hot) + 3 * sizeof(void *) <= CACHE_LINE,
+               "the owner's header must fit in one cache line");
+
+void pool_reset(pool *p)
+{
+  p->hot.free_list = (void **)p;
+  p->hot.alloc_count = 0;
+  p->hot.low_mark = POOL_LOW_MARK;
+  p->fresh = p->slots;
+}
+
+int pool_thread_fresh(pool *p)
+{
+  void **start = p->fresh, **end = pool_end(p);
+  if (start >= end) return 0;
+  void **stop = start + FRESH_BATCH < end ? start + FRESH_BATCH : end;
+  /* Link [start, stop) in ascending order in front of the current list. */
+  void *next = (void *)p->hot.free_list;
+  for (void **s = stop - 1; s >= start; s--) { *s = next; next = (void *)s; }
+  p->hot.free_list = start;
+  p->fresh = stop;
+  return 1;
+}

@@ -1,0 +1,104 @@
+/* Pools: the unit of allocation, ownership and scanning.
+
+   A pool is BOXROOT_POOL_SIZE bytes aligned to its size (chunk.c
+   guarantees the alignment), so `boxroot_pool_of` finds it from any of
+   its slots. Layout: one cache line of header that only the owner writes,
+   the delayed-free area that other threads write (remote.h), then the
+   slots. The split keeps remote deletions from bouncing the owner's line.
+
+   Invariants (enforced in pool.c unless said otherwise):
+   - A slot is free iff it holds an address inside its own pool: free
+     slots link to the next free slot and the list ends with the pool's
+     own address. An allocated slot holds an OCaml value, which is an
+     immediate (odd) or a block outside every pool. So `pool_slot_is_free`
+     is one mask and one compare, and needs no metadata.
+   - Slots at or above `fresh` have never been handed out since the pool
+     was last reset; scanning stops there. Slots are handed out in
+     ascending order in batches of FRESH_BATCH (pool_refill), so a pool
+     holding few roots is scanned over a short prefix.
+   - `alloc_count` counts allocated slots, including those deleted
+     remotely whose deletion is still delayed (remote.c). A pool whose
+     count drops to 0 is reset and leaves the scanned rings at once.
+   - `cls` says which ring of its owner the pool is on (domain.c). */
+#ifndef BOXROOT_POOL_H
+#define BOXROOT_POOL_H
+
+#include <stdatomic.h>
+#include "boxroot.h"
+
+#define CACHE_LINE 64
+
+/* Delayed frees: one bit per slot, set by the deleting thread. */
+#define DELAYED_WORDS 32 /* 2048 bits >= POOL_SLOTS */
+
+typedef struct pool pool;
+
+struct pool {
+  union {
+    struct {
+      struct boxroot_pool_hot hot;
+      pool *next, *prev;     /* ring links (domain.c) */
+      void **fresh;          /* first never-used slot */
+    };
+    char header_line[CACHE_LINE];
+  };
+  /* Written by remote deleters; see remote.c for the protocol. */
+  _Alignas(CACHE_LINE) atomic_int delayed_pending;
+  _Alignas(CACHE_LINE) atomic_uintptr_t delayed_bits[DELAYED_WORDS];
+  _Alignas(CACHE_LINE) void *slots[];
+};
+
+#define POOL_HEADER_SIZE (offsetof(pool, slots))
+#define POOL_SLOTS ((int)((BOXROOT_POOL_SIZE - POOL_HEADER_SIZE) / sizeof(void *)))
+/* The paper's occupancy threshold: demote only pools less than half full,
+   so that at least half of a young pool's scanning is useful. */
+#define POOL_LOW_MARK (POOL_SLOTS / 2)
+/* Slots threaded onto the free list at a time in a fresh pool: a
+   creation takes the slow path once per FRESH_BATCH in a fresh pool,
+   and a minor scan reads at most FRESH_BATCH - 1 never-used slots. */
+#define FRESH_BATCH 128
+
+enum pool_class { CLASS_YOUNG = BOXROOT_CLASS_YOUNG, CLASS_OLD, CLASS_FREE, CLASS_NONE };
+
+static inline pool *pool_of_slot(void *slot)
+{
+  return (pool *)boxroot_pool_of((boxroot)slot);
+}
+
+static inline int pool_slot_is_free(pool *p, void *contents)
+{
+  /* Keep bit 0 so that immediates (odd) never look like in-pool links. */
+  return ((uintptr_t)contents & ~(BOXROOT_POOL_SIZE - 2)) == (uintptr_t)p;
+}
+
+static inline void **pool_end(pool *p) { return p->slots + POOL_SLOTS; }
+
+static inline int pool_has_room(pool *p)
+{
+  return p->hot.free_list != (void **)p || p->fresh < pool_end(p);
+}
+
+/* Resets `p` to the never-used state (no slot allocated). */
+void pool_reset(pool *p);
+/* Threads the next batch of fresh slots onto the free list. Returns 0 if
+   no fresh slot is left. */
+int pool_thread_fresh(pool *p);
+/* Frees an allocated slot of `p` (owner, lock held). */
+static inline void pool_free_slot(pool *p, void **slot)
+{
+  *slot = (void *)p->hot.free_list;
+  p->hot.free_list = slot;
+  p->hot.alloc_count--;
+}
+
+static inline int pool_set_owner(pool *p, int32_t owner)
+{
+  __atomic_store_n(&p->hot.owner, owner, __ATOMIC_RELAXED);
+  return owner;
+}
+static inline void pool_set_class(pool *p, int32_t cls)
+{
+  __atomic_store_n(&p->hot.cls, cls, __ATOMIC_RELAXED);
+}
+
+#endif /* BOXROOT_POOL_H */

@@ -1,0 +1,225 @@
+/* Scanning: how the GC finds the roots in our pools.
+
+   The runtime calls our scan hook once per domain at every minor
+   collection and at the start of every major cycle (and for compaction
+   and heap verification), always in a stop-the-world section, on the
+   domain's own thread or on its backup thread while the domain is in a
+   blocking section. Either way it runs on behalf of the domain that owns
+   the rings it scans, and no thread holds that domain's lock meanwhile,
+   so it may change the rings. Threads holding no lock can still delete
+   remotely: that protocol (remote.c) never conflicts with a scan.
+
+   Minor scan: only young pools may point into a minor heap (domain.h).
+   We test youth ourselves in a tight loop over each young pool, up to
+   its first never-used slot; free slots point into the pool, never into
+   a minor heap, so they need no separate test. Afterwards no root is
+   young, so every young pool becomes old, ordered by occupancy.
+   Major scan: every allocated slot of every pool, stopping in each pool
+   once its count of allocated slots has been seen.
+   Both scans first collect delayed frees, adopt orphan pools, and reset
+   the current pool, so that a domain that creates no root between two
+   collections scans nothing at the next minor collection. */
+#define CAML_INTERNALS
+#include <time.h>
+#include <caml/mlvalues.h>
+#include <caml/roots.h>
+#include <caml/misc.h>
+#include "boxroot.h"
+#include "domain.h"
+#include "remote.h"
+#include "scan.h"
+
+#if BOXROOT_MULTICORE
+#include <caml/domain.h>
+typedef struct { scanning_action f; void *data; } scanner;
+#define APPLY(sc, v, slot) ((sc).f((sc).data, (v), (volatile value *)(slot)))
+#define YOUNG_START ((uintnat)caml_minor_heaps_start)
+#define YOUNG_END ((uintnat)caml_minor_heaps_end)
+#else
+#include <caml/minor_gc.h>
+#include <caml/signals.h>
+typedef struct { scanning_action f; } scanner;
+#define APPLY(sc, v, slot) ((sc).f((v), (value *)(slot)))
+#define YOUNG_START ((uintnat)Caml_state->young_start)
+#define YOUNG_END ((uintnat)Caml_state->young_end)
+#endif
+
+static long now_ns(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long)t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+static long scan_pool_young(pool *p, scanner sc)
+{
+  uintnat start = YOUNG_START, end = YOUNG_END;
+  void **stop = p->fresh;
+  for (void **s = p->slots; s < stop; s++) {
+    uintnat v = (uintnat)*s;
+    /* Is_block && Is_young, as one unsigned range test on even values. */
+    if ((v & 1) == 0 && v - start - 1 < end - start - 1) APPLY(sc, (value)v, s);
+  }
+  return stop - p->slots;
+}
+
+static long scan_pool_all(pool *p, scanner sc)
+{
+  int remaining = p->hot.alloc_count;
+  void **s = p->slots, **stop = p->fresh;
+  for (; remaining > 0 && s < stop; s++) {
+    void *v = *s;
+    if (pool_slot_is_free(p, v)) continue;
+    remaining--;
+    if (Is_block((value)v)) APPLY(sc, (value)v, s);
+  }
+  return s - p->slots;
+}
+
+static long collect_ring(struct boxroot_domain *d, pool *head)
+{
+  long freed = 0;
+  if (head != NULL) {
+    pool *p = head;
+    do { freed += remote_collect(p); p = p->next; } while (p != head);
+  }
+  d->stats.delayed_frees_collected += freed;
+  return freed;
+}
+
+static void scan_minor(struct boxroot_domain *d, scanner sc)
+{
+  if (atomic_load(&d->delayed_flag) && atomic_exchange(&d->delayed_flag, 0)
+      && collect_ring(d, d->old) > 0)
+    domain_resort_ring(d, CLASS_OLD, CLASS_OLD);
+  collect_ring(d, d->young);
+  long scanned = 0;
+  pool *head = d->young;
+  if (head != NULL) {
+    pool *p = head;
+    do { scanned += scan_pool_young(p, sc); p = p->next; } while (p != head);
+  }
+  domain_resort_ring(d, CLASS_YOUNG, CLASS_OLD);
+  d->stats.minor_slots_scanned += scanned;
+  d->stats.minor_scans++;
+}
+
+static void scan_major(struct boxroot_domain *d, scanner sc)
+{
+  atomic_store(&d->delayed_flag, 0);
+  collect_ring(d, d->young);
+  collect_ring(d, d->old);
+  long scanned = 0;
+  for (int cls = CLASS_YOUNG; cls <= CLASS_OLD; cls++) {
+    pool *head = domain_ring(d, cls);
+    if (head == NULL) continue;
+    pool *p = head;
+    do { scanned += scan_pool_all(p, sc); p = p->next; } while (p != head);
+  }
+  domain_resort_ring(d, CLASS_YOUNG, CLASS_YOUNG);
+  domain_resort_ring(d, CLASS_OLD, CLASS_OLD);
+  d->stats.major_slots_scanned += scanned;
+  d->stats.major_scans++;
+}
+
+static void scan_domain(int id, scanner sc, int minor)
+{
+  if (boxroot_status() != BOXROOT_RUNNING) return;
+  struct boxroot_domain *d = domain_get(id);
+  if (d == NULL) return; /* out of memory: it cannot own any pool */
+  long t0 = now_ns();
+  domain_adopt_orphans(d);
+  domain_reset_cursor(id);
+  if (minor) {
+    scan_minor(d, sc);
+    d->stats.minor_scan_ns += now_ns() - t0;
+  } else {
+    scan_major(d, sc);
+    d->stats.major_scan_ns += now_ns() - t0;
+  }
+}
+
+#if BOXROOT_MULTICORE
+
+static scan_roots_hook previous_scan_hook;
+static caml_timing_hook previous_terminated_hook;
+
+static void scan_hook(scanning_action f, scanning_action_flags flags,
+                      void *data, caml_domain_state *domain)
+{
+  if (previous_scan_hook != NULL) previous_scan_hook(f, flags, data, domain);
+  scan_domain(domain->id, (scanner){ f, data },
+              (flags & SCANNING_ONLY_YOUNG_VALUES) != 0);
+}
+
+/* Runs on the terminating domain, lock held, before its last minor
+   collection: the orphans are adopted in that collection's scans. */
+static void terminated_hook(void)
+{
+  if (previous_terminated_hook != NULL) previous_terminated_hook();
+  if (boxroot_status() != BOXROOT_RUNNING) return;
+  struct boxroot_domain *d = boxroot_domains[Caml_state->id];
+  if (d != NULL) domain_orphan_all(d);
+}
+
+void scan_install_hooks(void)
+{
+  previous_scan_hook = atomic_exchange(&caml_scan_roots_hook, scan_hook);
+  previous_terminated_hook = atomic_exchange(&caml_domain_terminated_hook, terminated_hook);
+}
+
+void scan_remove_hooks(void)
+{
+  scan_roots_hook mine = scan_hook;
+  atomic_compare_exchange_strong(&caml_scan_roots_hook, &mine, previous_scan_hook);
+  caml_timing_hook mine_t = terminated_hook;
+  atomic_compare_exchange_strong(&caml_domain_terminated_hook, &mine_t, previous_terminated_hook);
+}
+
+#else /* OCaml 4.14 */
+
+__thread int boxroot_compat_holds_master_lock;
+
+static void (*previous_scan_hook)(scanning_action);
+static void (*previous_enter_blocking)(void);
+static void (*previous_leave_blocking)(void);
+
+static void scan_hook(scanning_action f)
+{
+  if (previous_scan_hook != NULL) previous_scan_hook(f);
+  scan_domain(0, (scanner){ f }, f == caml_oldify_one);
+}
+
+static void enter_blocking_hook(void)
+{
+  boxroot_compat_holds_master_lock = 0;
+  previous_enter_blocking();
+}
+
+static void leave_blocking_hook(void)
+{
+  previous_leave_blocking();
+  boxroot_compat_holds_master_lock = 1;
+}
+
+void scan_install_hooks(void)
+{
+  boxroot_compat_holds_master_lock = 1;
+  previous_scan_hook = caml_scan_roots_hook;
+  caml_scan_roots_hook = scan_hook;
+  previous_enter_blocking = caml_enter_blocking_section_hook;
+  caml_enter_blocking_section_hook = enter_blocking_hook;
+  previous_leave_blocking = caml_leave_blocking_section_hook;
+  caml_leave_blocking_section_hook = leave_blocking_hook;
+}
+
+void scan_remove_hooks(void)
+{
+  if (caml_scan_roots_hook == scan_hook) caml_scan_roots_hook = previous_scan_hook;
+  if (caml_enter_blocking_section_hook == enter_blocking_hook)
+    caml_enter_blocking_section_hook = previous_enter_blocking;
+  if (caml_leave_blocking_section_hook == leave_blocking_hook)
+    caml_leave_blocking_section_hook = previous_leave_blocking;
+}
+
+#endif

@@ -1,0 +1,58 @@
+(* OCaml side of the test stubs (stubs.c). *)
+type root (* an immediate: the address of the boxroot with bit 0 set *)
+
+external create : 'a -> root = "test_create"
+external try_create : 'a -> root option = "test_try_create"
+external get : root -> Obj.t = "test_get"
+external get_ref : root -> Obj.t = "test_get_ref"
+external delete : root -> unit = "test_delete"
+external delete_remote : root -> unit = "test_delete_remote"
+external delete_unlocked : root -> unit = "test_delete_unlocked"
+external delete_foreign_thread : root -> unit = "test_delete_foreign_thread"
+external modify : root -> 'a -> root = "test_modify"
+external try_modify : root -> 'a -> root option = "test_try_modify"
+external status : unit -> int = "test_status"
+external error_string : unit -> string = "test_error_string"
+external errno : unit -> int = "test_errno"
+external clear_errno : unit -> unit = "test_clear_errno"
+external eperm : unit -> int = "test_eperm"
+external enomem : unit -> int = "test_enomem"
+external enotsup : unit -> int = "test_enotsup"
+external setup : unit -> bool = "test_setup"
+external teardown : unit -> unit = "test_teardown"
+external print_stats : unit -> unit = "test_print_stats"
+external fail_pool_allocations_after : int -> unit = "test_fail_pool_allocations_after"
+external create_unlocked : 'a -> int = "test_create_unlocked"
+external modify_unlocked : root -> 'a -> int = "test_modify_unlocked"
+external create_foreign_thread : int -> int = "test_create_foreign_thread"
+
+let not_setup = 0 and running = 1 and tore_down = 2
+
+type stats = {
+  roots_alive : int; created : int; deleted_local : int;
+  deleted_remote_domain : int; deleted_purely_remote : int;
+  slots_in_use : int; pools_young : int; pools_old : int; pools_free : int;
+  pools_orphaned : int; minor_scans : int; major_scans : int;
+  pools_handed_out : int;
+}
+external stats : unit -> stats = "test_stats"
+
+let failures = ref 0
+let checks = ref 0
+let check cond fmt =
+  Printf.ksprintf (fun msg ->
+      incr checks;
+      if not cond then begin
+        incr failures;
+        Printf.printf "FAIL: %s\n%!" msg
+      end) fmt
+
+let env_int name default =
+  match Sys.getenv_opt name with
+  | Some s -> (try int_of_string s with _ -> default)
+  | None -> default
+
+(* Prints the closing line that test runners read, and sets the exit code. *)
+let finish name =
+  Printf.printf "%s: %d passed, %d failed\n%!" name (!checks - !failures) !failures;
+  exit (if !failures = 0 then 0 else 1)

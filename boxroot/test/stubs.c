@@ -1,0 +1,191 @@
+/* C stubs through which the OCaml tests drive boxroot. A boxroot crosses
+   into OCaml disguised as an immediate (its address with bit 0 set): the
+   GC ignores it, so only boxroot keeps its value alive. */
+#define CAML_NAME_SPACE
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <caml/alloc.h>
+#include <caml/fail.h>
+#include <caml/memory.h>
+#include <caml/signals.h>
+#include <caml/threads.h>
+#include "boxroot.h"
+#include "boxroot_stats.h"
+#include "testing.h"
+
+static value of_root(boxroot r) { return (value)r | 1; }
+static boxroot to_root(value v) { return (boxroot)(v & ~(value)1); }
+
+static void raise_error(char const *op)
+{
+  char msg[256];
+  snprintf(msg, sizeof msg, "%s: %s (errno %d: %s)", op, boxroot_error_string(),
+           errno, strerror(errno));
+  caml_failwith(msg);
+}
+
+value test_create(value v)
+{
+  boxroot r = boxroot_create(v);
+  if (r == NULL) raise_error("boxroot_create");
+  return of_root(r);
+}
+
+/* Like test_create, but returns None on failure instead of raising. */
+value test_try_create(value v)
+{
+  CAMLparam1(v);
+  CAMLlocal1(res);
+  boxroot r = boxroot_create(v);
+  if (r == NULL) CAMLreturn(Val_none);
+  res = caml_alloc_some(of_root(r));
+  CAMLreturn(res);
+}
+
+value test_get(value r) { return boxroot_get(to_root(r)); }
+value test_get_ref(value r) { return *boxroot_get_ref(to_root(r)); }
+
+value test_delete(value r)
+{
+  boxroot_delete(to_root(r));
+  return Val_unit;
+}
+
+/* The path a thread without the domain lock takes (remote.c). */
+value test_delete_remote(value r)
+{
+  boxroot_delete_remote(to_root(r));
+  return Val_unit;
+}
+
+/* Deletes from inside a blocking section: no domain lock held. */
+value test_delete_unlocked(value r)
+{
+  boxroot b = to_root(r);
+  caml_enter_blocking_section();
+  boxroot_delete(b);
+  caml_leave_blocking_section();
+  return Val_unit;
+}
+
+/* Returns the (possibly moved) root, raising on failure. */
+value test_modify(value r, value v)
+{
+  boxroot b = to_root(r);
+  if (!boxroot_modify(&b, v)) raise_error("boxroot_modify");
+  return of_root(b);
+}
+
+/* Returns Some root or None; on failure the root must be unchanged. */
+value test_try_modify(value r, value v)
+{
+  CAMLparam2(r, v);
+  CAMLlocal1(res);
+  boxroot b = to_root(r);
+  if (!boxroot_modify(&b, v)) CAMLreturn(Val_none);
+  res = caml_alloc_some(of_root(b));
+  CAMLreturn(res);
+}
+
+value test_status(value unit) { (void)unit; return Val_int(boxroot_status()); }
+value test_error_string(value unit) { (void)unit; return caml_copy_string(boxroot_error_string()); }
+value test_errno(value unit) { (void)unit; return Val_int(errno); }
+value test_clear_errno(value unit) { (void)unit; errno = 0; return Val_unit; }
+value test_eperm(value unit) { (void)unit; return Val_int(EPERM); }
+value test_enomem(value unit) { (void)unit; return Val_int(ENOMEM); }
+value test_enotsup(value unit) { (void)unit; return Val_int(ENOTSUP); }
+value test_teardown(value unit) { (void)unit; boxroot_teardown(); return Val_unit; }
+value test_setup(value unit) { (void)unit; return Val_bool(boxroot_setup()); }
+value test_print_stats(value unit) { (void)unit; boxroot_print_stats(); return Val_unit; }
+
+value test_fail_pool_allocations_after(value n)
+{
+  boxroot_testing_fail_pool_allocations_after(Long_val(n));
+  return Val_unit;
+}
+
+/* Create from inside a blocking section: must fail with EPERM. */
+value test_create_unlocked(value v)
+{
+  caml_enter_blocking_section();
+  errno = 0;
+  boxroot r = boxroot_create(v);
+  int err = errno;
+  caml_leave_blocking_section();
+  if (r != NULL) caml_failwith("boxroot_create succeeded without the domain lock");
+  return Val_int(err);
+}
+
+value test_modify_unlocked(value r, value v)
+{
+  boxroot b = to_root(r), before = b;
+  caml_enter_blocking_section();
+  errno = 0;
+  bool ok = boxroot_modify(&b, v);
+  int err = errno;
+  caml_leave_blocking_section();
+  if (ok || b != before) caml_failwith("boxroot_modify succeeded without the domain lock");
+  return Val_int(err);
+}
+
+/* From a thread the OCaml runtime never saw. */
+struct foreign_call { value v; boxroot result; int err; boxroot to_delete; };
+
+static void *foreign_thread(void *arg)
+{
+  struct foreign_call *c = arg;
+  if (c->to_delete != NULL) {
+    boxroot_delete(c->to_delete);
+  } else {
+    errno = 0;
+    c->result = boxroot_create(c->v);
+    c->err = errno;
+  }
+  return NULL;
+}
+
+static void run_foreign(struct foreign_call *c)
+{
+  pthread_t t;
+  caml_enter_blocking_section();
+  pthread_create(&t, NULL, foreign_thread, c);
+  pthread_join(t, NULL);
+  caml_leave_blocking_section();
+}
+
+value test_create_foreign_thread(value v)
+{
+  struct foreign_call c = { .v = Val_int(Int_val(v)), .result = NULL, .err = 0, .to_delete = NULL };
+  run_foreign(&c);
+  if (c.result != NULL) caml_failwith("boxroot_create succeeded in a foreign thread");
+  return Val_int(c.err);
+}
+
+value test_delete_foreign_thread(value r)
+{
+  struct foreign_call c = { .to_delete = to_root(r) };
+  run_foreign(&c);
+  return Val_unit;
+}
+
+#define STAT_FIELDS(X) X(roots_alive) X(created) X(deleted_local) \
+  X(deleted_remote_domain) X(deleted_purely_remote) X(slots_in_use) \
+  X(pools_young) X(pools_old) X(pools_free) X(pools_orphaned) \
+  X(minor_scans) X(major_scans) X(pools_handed_out)
+
+value test_stats(value unit)
+{
+  CAMLparam1(unit);
+  CAMLlocal1(res);
+  struct boxroot_stats s;
+  boxroot_get_stats(&s);
+  int n = 0;
+#define COUNT(f) n++;
+  STAT_FIELDS(COUNT)
+  res = caml_alloc_tuple(n);
+  int i = 0;
+#define STORE(f) Store_field(res, i, Val_long(s.f)); i++;
+  STAT_FIELDS(STORE)
+  CAMLreturn(res);
+}
