@@ -21,7 +21,7 @@ build:
 	@$(TOOLCHAIN) && dune build
 
 # The whole test suite (what CI runs).
-test: test-c
+test: test-c test-asan test-valgrind
 
 # The C library's tests, driven from OCaml.
 test-c:
@@ -29,10 +29,10 @@ test-c:
 
 # The same tests with ASan + UBSan (fails on any report or leak).
 test-asan:
-	@$(TOOLCHAIN) && dune build --profile asan $(TEST_EXES:%=./%) && \
+	@$(TOOLCHAIN) && dune build --profile asan --build-dir _build-asan $(TEST_EXES:%=./%) && \
 	for t in $(TEST_EXES); do \
 	  echo "== asan: $$t"; BOXROOT_TEST_OPS=$${BOXROOT_TEST_OPS:-300000} \
-	  $(SAN_ENV) ./_build/default/$$t || exit 1; done
+	  $(SAN_ENV) ./_build-asan/default/$$t || exit 1; done
 
 # The same tests under valgrind's memcheck (fails on errors or leaks).
 test-valgrind:
@@ -43,4 +43,4 @@ test-valgrind:
 	    --show-leak-kinds=definite -q ./_build/default/$$t || exit 1; done
 
 clean:
-	dune clean 2>/dev/null || rm -rf _build
+	rm -rf _build _build-*
