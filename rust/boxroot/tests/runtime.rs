@@ -292,12 +292,14 @@ fn field_access_is_checked(gc: &mut Runtime) {
     assert_eq!(Value::unit().as_long(), Some(0));
 }
 
+type Case = (&'static str, fn(&mut Runtime));
+
 fn main() {
     // A small minor heap (32 KiB), for frequent minor collections.
     std::env::set_var("OCAMLRUNPARAM", MINOR_HEAP);
     let mut gc = Runtime::init().expect("OCaml runtime");
     assert!(Runtime::init().is_err(), "a second Runtime::init must fail");
-    let cases: &[(&str, fn(&mut Runtime))] = &[
+    let cases: &[Case] = &[
         ("values_survive_collections", values_survive_collections),
         ("structures_survive_collections", structures_survive_collections),
         ("modify_keeps_new_values", modify_keeps_new_values),

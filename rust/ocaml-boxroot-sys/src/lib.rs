@@ -109,6 +109,7 @@ extern "C" {
 pub struct Stats {
     /// Created minus deleted.
     pub roots_alive: core::ffi::c_long,
+    /// Roots created since setup.
     pub created: core::ffi::c_long,
     /// Deleted by the domain that owns the root's pool.
     pub deleted_local: core::ffi::c_long,
@@ -118,23 +119,41 @@ pub struct Stats {
     pub deleted_purely_remote: core::ffi::c_long,
     /// Includes remote deletions not yet collected.
     pub slots_in_use: core::ffi::c_long,
+    /// Pools scanned at every minor collection.
     pub pools_young: core::ffi::c_long,
+    /// Pools scanned at major collections only.
     pub pools_old: core::ffi::c_long,
+    /// Empty pools kept by domains.
     pub pools_free: core::ffi::c_long,
+    /// Pools of terminated domains, not adopted yet.
     pub pools_orphaned: core::ffi::c_long,
+    /// Old pools below the low mark, made young again to allocate from.
     pub pools_demoted: core::ffi::c_long,
+    /// Orphan pools taken over by a domain.
     pub pools_adopted: core::ffi::c_long,
+    /// Remote deletions applied by the owner.
     pub delayed_frees_collected: core::ffi::c_long,
+    /// Minor collections scanned (summed over domains).
     pub minor_scans: core::ffi::c_long,
+    /// Major cycles scanned (summed over domains).
     pub major_scans: core::ffi::c_long,
+    /// Slots visited by minor scans.
     pub minor_slots_scanned: core::ffi::c_long,
+    /// Slots visited by major scans.
     pub major_slots_scanned: core::ffi::c_long,
+    /// Time spent in minor scans, in nanoseconds.
     pub minor_scan_ns: core::ffi::c_long,
+    /// Time spent in major scans, in nanoseconds.
     pub major_scan_ns: core::ffi::c_long,
+    /// Chunks of pools reserved from the system.
     pub chunks: core::ffi::c_long,
+    /// Address space reserved for pools.
     pub reserved_bytes: core::ffi::c_long,
+    /// Pools in use by domains.
     pub pools_handed_out: core::ffi::c_long,
+    /// Free pools kept with their memory.
     pub chunk_free_pools_committed: core::ffi::c_long,
+    /// Free pools whose memory went back to the system.
     pub chunk_free_pools_decommitted: core::ffi::c_long,
 }
 
