@@ -44,7 +44,10 @@ impl Error {
     }
 
     pub(crate) fn other(message: String) -> Error {
-        Error { kind: ErrorKind::Other, message }
+        Error {
+            kind: ErrorKind::Other,
+            message,
+        }
     }
 
     /// What kind of failure this is.

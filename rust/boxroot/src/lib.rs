@@ -71,13 +71,15 @@
 //!
 //! At compile time: a non-rooted `Value` (or a `ValueRef` into the heap)
 //! cannot be used after an allocation or collection, nor passed to a
-//! function that allocates; reading OCaml memory needs `&Runtime`; a
-//! `Runtime`, and so a `Value`, cannot go to another thread; a root's
-//! cell cannot be referenced across `modify`. At run time: failures of the
-//! C library (no memory for a pool; boxroot torn down; lock not held)
-//! become [`Error`]s or panics carrying `boxroot_error_string`; field
-//! access checks block layout and bounds (panics); the C library checks
-//! the lock in `create`/`modify` (`EPERM`).
+//! function that allocates; reading OCaml memory needs `&Runtime`, running
+//! the GC needs `&mut Runtime`; a `Runtime`, and so a `Value`, cannot go to
+//! another thread, and cannot be used while the lock is released; a
+//! root's cell cannot be referenced across `modify`. At run time: failures
+//! of the C library (no memory for a pool; boxroot torn down; lock not
+//! held) become [`Error`]s or panics carrying `boxroot_error_string`;
+//! field access checks block layout and bounds (panics); [`Runtime::init`]
+//! hands out one capability per process, never to a thread that already
+//! holds a lock. Deleting a root needs nothing, so `Drop` is safe anywhere.
 //!
 //! # Linking
 //!

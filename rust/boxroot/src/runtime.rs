@@ -10,7 +10,8 @@
 //! - everything that can run the GC (allocation, collections, releasing
 //!   the lock) takes `&mut Runtime`; reading the heap takes `&Runtime`.
 use crate::ffi;
-use crate::Error;
+use crate::{Error, ErrorKind};
+use ocaml_boxroot_sys as sys;
 use std::marker::PhantomData;
 use std::os::raw::c_char;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -54,10 +55,16 @@ impl Runtime {
     /// is in Rust; the OCaml program must be linked in (see the
     /// `link-ocaml-runtime-and-dummy-program` feature of `ocaml-boxroot-sys`).
     ///
-    /// Fails if called a second time in the process. Do not call it in a
-    /// program where OCaml was started otherwise (use [`Runtime::assume_locked`]
-    /// in code called from OCaml).
+    /// Fails if this thread already holds a domain lock (OCaml was started
+    /// otherwise, e.g. Rust code called from OCaml: use
+    /// [`Runtime::assume_locked`] there), and after the first call in the
+    /// process.
     pub fn init() -> Result<Runtime, Error> {
+        if Runtime::thread_holds_lock() {
+            return Err(Error::other(
+                "Runtime::init: this thread already holds an OCaml domain lock".to_string(),
+            ));
+        }
         if STARTED.swap(true, Ordering::SeqCst) {
             return Err(Error::other(
                 "Runtime::init: the OCaml runtime was already started".to_string(),
@@ -68,10 +75,26 @@ impl Runtime {
         // outlives the call (OCaml copies what it keeps).
         unsafe { ffi::caml_startup(argv.as_ptr()) };
         // boxroot_setup checks that this thread holds the domain lock.
-        if unsafe { ocaml_boxroot_sys::boxroot_setup() } {
+        if unsafe { sys::boxroot_setup() } {
             Ok(Runtime::token())
         } else {
             Err(Error::last("boxroot_setup"))
+        }
+    }
+
+    /// Whether this thread holds a domain lock, asked of the C library:
+    /// creating a root fails with `EPERM` exactly when it does not (it
+    /// checks the lock first, without touching the OCaml runtime, which
+    /// need not be started).
+    fn thread_holds_lock() -> bool {
+        // SAFETY: boxroot_create may be called without the lock (it fails).
+        match unsafe { sys::boxroot_create(crate::value::UNIT_RAW) } {
+            Some(probe) => {
+                // SAFETY: just created, deleted once.
+                unsafe { sys::boxroot_delete(probe) };
+                true
+            }
+            None => Error::last("boxroot_create").kind() != ErrorKind::LockNotHeld,
         }
     }
 
@@ -122,7 +145,7 @@ impl Runtime {
     pub fn stats(&self) -> Option<crate::Stats> {
         let mut stats = crate::Stats::default();
         // SAFETY: the lock is held, as boxroot_get_stats requires.
-        if unsafe { ocaml_boxroot_sys::boxroot_get_stats(&mut stats) } {
+        if unsafe { sys::boxroot_get_stats(&mut stats) } {
             Some(stats)
         } else {
             None

@@ -199,7 +199,10 @@ fn drop_while_lock_released(gc: &mut Runtime) {
     let roots = rooted_strings(gc, 1000);
     gc.release_lock(move || drop(roots));
     let after = gc.stats().unwrap();
-    assert_eq!(after.deleted_purely_remote - base.deleted_purely_remote, 1000);
+    assert_eq!(
+        after.deleted_purely_remote - base.deleted_purely_remote,
+        1000
+    );
     assert_eq!(after.roots_alive, base.roots_alive);
 }
 
@@ -262,11 +265,12 @@ fn allocation_failure_is_an_error(gc: &mut Runtime) {
     // The panicking variant carries the same explanation.
     let panic = catch_unwind(AssertUnwindSafe(|| Root::create(gc, val_long(0))))
         .expect_err("create should have panicked");
-    let message = panic
-        .downcast_ref::<String>()
-        .cloned()
-        .unwrap_or_default();
-    assert!(message.contains("out of memory"), "panic message: {}", message);
+    let message = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        message.contains("out of memory"),
+        "panic message: {}",
+        message
+    );
     unsafe { boxroot_testing_fail_pool_allocations_after(-1) };
     // Nothing was lost on the way.
     gc.full_major();
@@ -298,17 +302,38 @@ fn main() {
     // A small minor heap (32 KiB), for frequent minor collections.
     std::env::set_var("OCAMLRUNPARAM", MINOR_HEAP);
     let mut gc = Runtime::init().expect("OCaml runtime");
-    assert!(Runtime::init().is_err(), "a second Runtime::init must fail");
+    // A second capability, on this thread or another, is refused.
+    let again = Runtime::init()
+        .err()
+        .expect("second Runtime::init on this thread");
+    assert!(again.message().contains("already holds"), "{}", again);
+    let elsewhere = thread::spawn(|| Runtime::init().err().map(|e| e.to_string()))
+        .join()
+        .unwrap()
+        .expect("Runtime::init on another thread");
+    assert!(elsewhere.contains("already started"), "{}", elsewhere);
     let cases: &[Case] = &[
         ("values_survive_collections", values_survive_collections),
-        ("structures_survive_collections", structures_survive_collections),
+        (
+            "structures_survive_collections",
+            structures_survive_collections,
+        ),
         ("modify_keeps_new_values", modify_keeps_new_values),
-        ("value_refs_of_roots_survive_allocation", value_refs_of_roots_survive_allocation),
-        ("roots_dropped_on_other_threads", roots_dropped_on_other_threads),
+        (
+            "value_refs_of_roots_survive_allocation",
+            value_refs_of_roots_survive_allocation,
+        ),
+        (
+            "roots_dropped_on_other_threads",
+            roots_dropped_on_other_threads,
+        ),
         ("shared_roots_across_threads", shared_roots_across_threads),
         ("drop_while_lock_released", drop_while_lock_released),
         ("panics_leak_no_root", panics_leak_no_root),
-        ("allocation_failure_is_an_error", allocation_failure_is_an_error),
+        (
+            "allocation_failure_is_an_error",
+            allocation_failure_is_an_error,
+        ),
         ("field_access_is_checked", field_access_is_checked),
     ];
     // Expected panics (inside the cases) would clutter the output.

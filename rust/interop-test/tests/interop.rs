@@ -19,7 +19,10 @@ const ROOTS: usize = 10_000;
 
 fn stats() -> Stats {
     let mut s = Stats::default();
-    assert!(unsafe { boxroot_get_stats(&mut s) }, "boxroot is not running");
+    assert!(
+        unsafe { boxroot_get_stats(&mut s) },
+        "boxroot is not running"
+    );
     s
 }
 
@@ -51,10 +54,25 @@ fn expected_list(i: usize) -> Vec<i64> {
     (0..(i % 7) as i64).map(|k| k * i as i64).collect()
 }
 
+/// The contents of string root `i` once every third root was modified.
+fn expected_string(i: usize) -> String {
+    if i.is_multiple_of(3) {
+        format!("kept {}", i)
+    } else {
+        format!("string {}", i)
+    }
+}
+
 fn main() {
-    let mut c = Checks { passed: 0, failed: 0 };
+    let mut c = Checks {
+        passed: 0,
+        failed: 0,
+    };
     let guard = OCamlRuntime::init().expect("OCaml runtime");
-    c.check("running after init", unsafe { boxroot_status() } == Status::Running);
+    c.check(
+        "running after init",
+        unsafe { boxroot_status() } == Status::Running,
+    );
 
     OCamlRuntime::with_domain_lock(|cr| {
         let base = stats();
@@ -106,10 +124,10 @@ fn main() {
         }
         unsafe { caml_minor_collection() };
         collect_all();
-        let kept_ok = strings.iter().enumerate().all(|(i, r)| {
-            let want = if i % 3 == 0 { format!("kept {}", i) } else { format!("string {}", i) };
-            r.get(cr).as_str() == want
-        });
+        let kept_ok = strings
+            .iter()
+            .enumerate()
+            .all(|(i, r)| r.get(cr).as_str() == expected_string(i));
         c.check("modified roots hold their new values after GCs", kept_ok);
 
         // Dropping roots with the lock held, and without (releasing_runtime).
@@ -125,16 +143,21 @@ fn main() {
         collect_all();
         let rest_ok = strings.iter().enumerate().all(|(k, r)| {
             let i = k + ROOTS / 2;
-            let want = if i % 3 == 0 { format!("kept {}", i) } else { format!("string {}", i) };
-            r.get(cr).as_str() == want
+            r.get(cr).as_str() == expected_string(i)
         });
         c.check("remaining roots intact after remote drops + GCs", rest_ok);
         drop(strings);
-        c.check("every root deleted", stats().roots_alive == base.roots_alive);
+        c.check(
+            "every root deleted",
+            stats().roots_alive == base.roots_alive,
+        );
     });
 
     drop(guard); // boxroot_teardown + caml_shutdown
-    c.check("torn down with the runtime", unsafe { boxroot_status() } == Status::ToreDown);
+    c.check(
+        "torn down with the runtime",
+        unsafe { boxroot_status() } == Status::ToreDown,
+    );
     println!("interop: {} passed, {} failed", c.passed, c.failed);
     if c.failed > 0 {
         std::process::exit(1);

@@ -55,7 +55,10 @@ impl Checks {
 }
 
 fn main() {
-    let mut c = Checks { passed: 0, failed: 0 };
+    let mut c = Checks {
+        passed: 0,
+        failed: 0,
+    };
     unsafe {
         let argv = [b"sys-test\0".as_ptr() as *const c_char, std::ptr::null()];
         caml_startup(argv.as_ptr());
@@ -92,7 +95,10 @@ fn main() {
         c.check("modify to young", boxroot_modify(&mut r, s2));
         caml_minor_collection();
         caml_gc_full_major(UNIT);
-        c.check("contents after modify + GCs", string_of(boxroot_get(r)) == text2);
+        c.check(
+            "contents after modify + GCs",
+            string_of(boxroot_get(r)) == text2,
+        );
 
         // Many roots, with collections in between.
         let n = 20_000;
@@ -139,9 +145,18 @@ fn main() {
         c.check("no root left", stats().roots_alive == 0);
 
         boxroot_teardown();
-        c.check("status after teardown", boxroot_status() == Status::ToreDown);
-        c.check("create after teardown fails", boxroot_create(UNIT).is_none());
-        c.check("error string after teardown", error_string().contains("torn down"));
+        c.check(
+            "status after teardown",
+            boxroot_status() == Status::ToreDown,
+        );
+        c.check(
+            "create after teardown fails",
+            boxroot_create(UNIT).is_none(),
+        );
+        c.check(
+            "error string after teardown",
+            error_string().contains("torn down"),
+        );
     }
     println!("sys: {} passed, {} failed", c.passed, c.failed);
     if c.failed > 0 {
