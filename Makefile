@@ -10,7 +10,7 @@ SAN_ENV := OCAMLRUNPARAM=c=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe
 
-.PHONY: all build test test-c test-asan test-valgrind toolchain clean
+.PHONY: all build test test-c test-rust test-cpp test-asan test-valgrind toolchain clean
 
 all: build
 
@@ -21,11 +21,27 @@ build:
 	@$(TOOLCHAIN) && dune build
 
 # The whole test suite (what CI runs).
-test: test-c test-asan test-valgrind
+test: test-c test-rust test-cpp test-asan test-valgrind
 
 # The C library's tests, driven from OCaml.
 test-c:
 	@$(TOOLCHAIN) && dune build @runtest --force
+
+# Rust (rust/): the drop-in -sys crate against the C library; the safe
+# crate (runtime tests, trybuild compile-fail/pass tests, doctests); and
+# ocaml-interop 0.12 from crates.io patched onto our -sys crate. Cargo
+# fetches the crates on first use; it builds into rust/target.
+CARGO_TEST := CARGO_TARGET_DIR=$(CURDIR)/rust/target cargo test --locked
+test-rust:
+	@$(TOOLCHAIN) && \
+	$(CARGO_TEST) --manifest-path rust/Cargo.toml -p ocaml-boxroot-sys \
+	  --features link-ocaml-runtime-and-dummy-program && \
+	$(CARGO_TEST) --manifest-path rust/Cargo.toml -p boxroot && \
+	$(CARGO_TEST) --manifest-path rust/interop-test/Cargo.toml
+
+# The C++ wrapper (cpp/boxroot.hpp), driven from OCaml (cpp/test).
+test-cpp:
+	@$(TOOLCHAIN) && dune build @cpp/test/runtest-cpp --force
 
 # The same tests with ASan + UBSan (fails on any report or leak).
 test-asan:

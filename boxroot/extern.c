@@ -1,0 +1,40 @@
+/* Out-of-line entry points: boxroot_create, boxroot_get, boxroot_get_ref,
+   boxroot_delete and boxroot_modify as exported symbols, for callers that
+   cannot use the `static inline` fast paths of boxroot.h (Rust through
+   ocaml-boxroot-sys, other languages' FFIs, dlsym).
+
+   Each one is the inline fast path of boxroot.h compiled once, so it has
+   exactly the semantics documented there. C and C++ code that includes
+   boxroot.h never calls these: the header's static definitions have
+   internal linkage and shadow them within each translation unit.
+
+   This file renames the header's inline functions while including it, so
+   that the names are free for the exported definitions below. */
+#define boxroot_create boxroot_inline_create
+#define boxroot_get boxroot_inline_get
+#define boxroot_get_ref boxroot_inline_get_ref
+#define boxroot_delete boxroot_inline_delete
+#define boxroot_modify boxroot_inline_modify
+#include "boxroot.h"
+#undef boxroot_create
+#undef boxroot_get
+#undef boxroot_get_ref
+#undef boxroot_delete
+#undef boxroot_modify
+
+/* Prototypes, so that the definitions below are checked against them. */
+boxroot boxroot_create(value v);
+value boxroot_get(boxroot r);
+value const *boxroot_get_ref(boxroot r);
+void boxroot_delete(boxroot r);
+bool boxroot_modify(boxroot *r, value v);
+
+boxroot boxroot_create(value v) { return boxroot_inline_create(v); }
+
+value boxroot_get(boxroot r) { return boxroot_inline_get(r); }
+
+value const *boxroot_get_ref(boxroot r) { return boxroot_inline_get_ref(r); }
+
+void boxroot_delete(boxroot r) { boxroot_inline_delete(r); }
+
+bool boxroot_modify(boxroot *r, value v) { return boxroot_inline_modify(r, v); }

@@ -1,0 +1,150 @@
+//! Build script: compiles this repository's C library and, for tests,
+//! links the OCaml runtime.
+//!
+//! OCaml is found through `OCAML_WHERE_PATH` (the directory printed by
+//! `ocamlopt -where`, holding `caml/*.h` and `libasmrun.a`), or else by
+//! running `$OCAMLOPT -where` (`OCAMLOPT` defaults to `ocamlopt`).
+//!
+//! Feature `bundle-boxroot` (default): compiles `../../boxroot/*.c` (the
+//! sources stay in the repository; they are not copied into the crate),
+//! except the OCaml module's stubs, into `libocaml-boxroot.a`.
+//!
+//! Feature `link-ocaml-runtime-and-dummy-program`: a Rust program that
+//! starts OCaml itself (`caml_startup`) needs, besides the runtime
+//! (`libasmrun.a`), the code of an OCaml program: `caml_startup` runs the
+//! program's module initialisers, whose table (`caml_program`,
+//! `caml_globals`, the frametables...) the OCaml linker generates. What
+//! works with OCaml 5.3 (and 4.14):
+//!   ocamlopt -output-obj -I +unix -I +threads unix.cmxa threads.cmxa \
+//!            -o dummy_program.o dummy_main.ml
+//! then linking `dummy_program.o`, `libthreadsnat.a`, `libunixnat.a`,
+//! `libasmrun.a` and `ocamlopt -config-var native_c_libraries` (-lm
+//! -lpthread), in that order. The program links the threads library
+//! and references `Thread` so that systhreads are initialised at startup:
+//! `caml_c_thread_register` (used by ocaml-interop's `with_domain_lock`)
+//! then works from any thread. `-output-obj` leaves the C libraries out,
+//! hence the explicit list; `-output-complete-obj` would include them, but
+//! then the runtime could not be replaced (e.g. by `libasmrund.a`).
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The C library, relative to this crate.
+const BOXROOT_C_DIR: &str = "../../boxroot";
+/// C files of the library that are not part of the C library proper.
+const NOT_LIBRARY: &[&str] = &["ocaml_stubs.c"];
+
+fn ocamlopt() -> String {
+    env::var("OCAMLOPT").unwrap_or_else(|_| "ocamlopt".to_string())
+}
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("could not run {:?}: {}", cmd, e));
+    if !out.status.success() {
+        panic!(
+            "{:?} failed: {}\n{}",
+            cmd,
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn ocaml_where() -> PathBuf {
+    println!("cargo:rerun-if-env-changed=OCAML_WHERE_PATH");
+    println!("cargo:rerun-if-env-changed=OCAMLOPT");
+    println!("cargo:rerun-if-env-changed=OPAM_SWITCH_PREFIX");
+    match env::var("OCAML_WHERE_PATH") {
+        Ok(path) if !path.is_empty() => PathBuf::from(path),
+        _ => PathBuf::from(run(Command::new(ocamlopt()).arg("-where"))),
+    }
+}
+
+fn bundle_boxroot(ocaml_where: &Path) {
+    let dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join(BOXROOT_C_DIR);
+    let dir = dir
+        .canonicalize()
+        .unwrap_or_else(|e| panic!("boxroot C sources not found at {}: {}", dir.display(), e));
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut build = cc::Build::new();
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    sources.sort();
+    for path in sources {
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        if name.ends_with(".h") {
+            println!("cargo:rerun-if-changed={}", path.display());
+        }
+        if name.ends_with(".c") && !NOT_LIBRARY.contains(&name.as_str()) {
+            println!("cargo:rerun-if-changed={}", path.display());
+            build.file(&path);
+        }
+    }
+    // The flags dune uses for the library (boxroot/dune, plus OCaml's
+    // ocamlc_cflags), so that both builds compile the same code.
+    build
+        .include(ocaml_where)
+        .include(&dir)
+        .flag("-std=gnu11")
+        .flag("-fno-strict-aliasing")
+        .flag("-fwrapv")
+        .flag("-pthread")
+        .define("_FILE_OFFSET_BITS", "64")
+        .opt_level(2)
+        .warnings(false);
+    build.compile("ocaml-boxroot");
+    println!("cargo:rustc-link-lib=pthread");
+    // For dependents' build scripts: DEP_OCAML_BOXROOT_INCLUDE.
+    println!("cargo:include={}", dir.display());
+}
+
+fn link_runtime_and_dummy_program(ocaml_where: &Path) {
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    let ml = out.join("dummy_main.ml");
+    // Referencing Thread links and initialises systhreads.
+    std::fs::write(&ml, "let () = ignore (Thread.self ())\n").unwrap();
+    let obj = out.join("dummy_program.o");
+    run(Command::new(ocamlopt())
+        .current_dir(&out)
+        .args(["-output-obj", "-I", "+unix", "-I", "+threads"])
+        .args(["unix.cmxa", "threads.cmxa", "-o"])
+        .arg(&obj)
+        .arg(&ml));
+    let ar = env::var("AR").unwrap_or_else(|_| "ar".to_string());
+    let lib = out.join("libboxroot_dummy_program.a");
+    let _ = std::fs::remove_file(&lib);
+    run(Command::new(ar).arg("rcs").arg(&lib).arg(&obj));
+    println!("cargo:rustc-link-search=native={}", out.display());
+    println!("cargo:rustc-link-search=native={}", ocaml_where.display());
+    println!("cargo:rustc-link-lib=static=boxroot_dummy_program");
+    println!("cargo:rustc-link-lib=static=threadsnat");
+    println!("cargo:rustc-link-lib=static=unixnat");
+    println!("cargo:rustc-link-lib=static=asmrun");
+    let c_libs = run(Command::new(ocamlopt()).args(["-config-var", "native_c_libraries"]));
+    for flag in c_libs.split_whitespace() {
+        if let Some(name) = flag.strip_prefix("-l") {
+            println!("cargo:rustc-link-lib={}", name);
+        }
+    }
+}
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    let bundle = env::var_os("CARGO_FEATURE_BUNDLE_BOXROOT").is_some();
+    let link_runtime = env::var_os("CARGO_FEATURE_LINK_OCAML_RUNTIME_AND_DUMMY_PROGRAM").is_some();
+    if !bundle && !link_runtime {
+        return;
+    }
+    let ocaml_where = ocaml_where();
+    if bundle {
+        bundle_boxroot(&ocaml_where);
+    }
+    if link_runtime {
+        link_runtime_and_dummy_program(&ocaml_where);
+    }
+}
