@@ -154,8 +154,7 @@ struct boxroot_pool_hot {
   int32_t alloc_count;  /* slots in use, including delayed frees */
   int32_t owner;        /* read by any thread: relaxed atomic access */
   int32_t cls;          /* read by any domain: relaxed atomic access */
-  int32_t delete_trigger; /* a local delete that brings alloc_count to this
-                            value takes the slow path (domain.h) */
+  int32_t low_mark;     /* alloc_count below which the pool is "low" */
 };
 
 /* Written only by the thread holding domain d's lock. */
@@ -243,8 +242,9 @@ static inline void boxroot_delete(boxroot r)
     boxroot_alloc_cursor[dom].deleted_local++;
     *slot = (void *)pool->free_list;
     pool->free_list = slot;
-    /* The pool may have to change rings (domain.h). */
-    if (BOXROOT_UNLIKELY(--pool->alloc_count == pool->delete_trigger))
+    int32_t n = --pool->alloc_count;
+    /* Crossing below the low mark, or emptying: the pool may move. */
+    if (BOXROOT_UNLIKELY(n == 0 || n == pool->low_mark - 1))
       boxroot_delete_local_slow(pool);
   } else {
     boxroot_delete_remote(r);

@@ -11,7 +11,7 @@ struct boxroot_domain *boxroot_domains[BOXROOT_MAX_DOMAINS];
    create fast path falls through to the slow path without a NULL test. */
 struct boxroot_pool_hot boxroot_empty_pool = {
   .free_list = (void **)&boxroot_empty_pool, .alloc_count = 0,
-  .owner = BOXROOT_NO_OWNER, .cls = CLASS_NONE, .delete_trigger = NO_DELETE_TRIGGER,
+  .owner = BOXROOT_NO_OWNER, .cls = CLASS_NONE, .low_mark = 0,
 };
 
 struct boxroot_alloc_cursor boxroot_alloc_cursor[BOXROOT_MAX_DOMAINS] = {
@@ -64,23 +64,11 @@ int domain_ring_length(pool *head)
   return n;
 }
 
-/* See domain.h: the next count at which a local delete must look at the
-   pool's ring position. */
-static void set_delete_trigger(struct boxroot_domain *d, pool *p)
-{
-  int32_t n = p->hot.alloc_count;
-  p->hot.delete_trigger =
-    p == domain_current_pool(d) || p->hot.cls == CLASS_FREE ? NO_DELETE_TRIGGER
-    : n >= POOL_LOW_MARK ? POOL_LOW_MARK - 1
-    : 0;
-}
-
 static void move_to(struct boxroot_domain *d, pool *p, int cls, int at_front)
 {
   if (p->hot.cls != CLASS_NONE) ring_remove(ring_for(d, p->hot.cls), p);
   pool_set_class(p, cls);
   ring_insert(ring_for(d, cls), p, at_front);
-  set_delete_trigger(d, p);
 }
 
 /* ---- domains ---- */
@@ -125,10 +113,12 @@ static void place(struct boxroot_domain *d, pool *p, int cls)
 void domain_pool_count_dropped(struct boxroot_domain *d, pool *p)
 {
   pool *current = domain_current_pool(d);
-  /* The current pool stays current even when empty: a root created and
-     deleted over and over must not cost more than the fast paths. The
-     next scan resets it if it is still empty. */
-  if (p == current) return;
+  if (p == current) {
+    /* Keep the current pool; when it empties, start it over so that
+       scans stop at its first slots again. */
+    if (p->hot.alloc_count == 0) pool_reset(p);
+    return;
+  }
   if (p->hot.alloc_count == 0) {
     release_free_pool(d, p);
   } else if (p->hot.alloc_count < POOL_LOW_MARK) {
@@ -140,9 +130,6 @@ void domain_pool_count_dropped(struct boxroot_domain *d, pool *p)
       ring_insert(&d->young, p, 1);
       ring_remove(&d->young, current);
       ring_insert(&d->young, current, 1);
-      set_delete_trigger(d, p);
-    } else {
-      set_delete_trigger(d, p);
     }
   }
 }
@@ -157,7 +144,6 @@ static int make_current(struct boxroot_domain *d, pool *p)
   if (p->hot.cls != CLASS_YOUNG || d->young != p) move_to(d, p, CLASS_YOUNG, 1);
   if (p->hot.free_list == (void **)p && !pool_thread_fresh(p)) return 0;
   boxroot_alloc_cursor[d->id].pool = &p->hot;
-  p->hot.delete_trigger = NO_DELETE_TRIGGER;
   return 1;
 }
 
@@ -171,7 +157,6 @@ pool *domain_refill(struct boxroot_domain *d)
     ring_remove(&d->young, p);
     ring_insert(&d->young, p, 0);
     domain_reset_cursor(d->id);
-    set_delete_trigger(d, p);
   }
   pool *y = d->young;
   if (y != NULL && y != p && pool_has_room(y) && make_current(d, y)) return y;
@@ -253,7 +238,6 @@ void domain_adopt_orphans(struct boxroot_domain *d)
       pool_set_owner(p, d->id);
       /* Orphans keep their class: a young orphan may hold young values. */
       ring_insert(ring_for(d, cls), p, 0);
-      set_delete_trigger(d, p);
       d->stats.pools_adopted++;
     }
   }

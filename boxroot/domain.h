@@ -16,14 +16,7 @@
    - Old pools with fewer than POOL_LOW_MARK roots come first in the old
      ring, so the head tells whether a pool can be demoted.
    - A pool with no root is on the free ring or back in the chunk
-     allocator, except the current pool, which stays current (it is reset
-     or released at the next scan).
-   - A local delete takes the slow path exactly when it brings a pool's
-     count to its `delete_trigger`: LOW_MARK - 1 for a pool with at least
-     LOW_MARK roots (it must move to the front of its ring), 0 for a pool
-     with fewer (it must leave the scanned rings), never for the current
-     pool. set_delete_trigger restores this whenever a pool's ring, count
-     or currency changes outside the fast paths. */
+     allocator, except the current pool, which is reset in place. */
 #ifndef BOXROOT_DOMAIN_H
 #define BOXROOT_DOMAIN_H
 

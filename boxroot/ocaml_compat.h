@@ -38,10 +38,7 @@ extern "C" {
 static inline int boxroot_compat_locked_domain(void)
 {
   caml_domain_state *state = Caml_state_opt;
-  if (state == NULL) return -1;
-  int id = state->id;
-  if (id < 0) __builtin_unreachable(); /* lets `>= 0` tests fold away */
-  return id;
+  return state == NULL ? -1 : state->id;
 }
 
 static inline int boxroot_compat_is_young(value v)

@@ -10,7 +10,7 @@ void pool_reset(pool *p)
 {
   p->hot.free_list = (void **)p;
   p->hot.alloc_count = 0;
-  p->hot.delete_trigger = NO_DELETE_TRIGGER;
+  p->hot.low_mark = POOL_LOW_MARK;
   p->fresh = p->slots;
 }
 

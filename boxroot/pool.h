@@ -58,10 +58,6 @@ struct pool {
    and a minor scan reads at most FRESH_BATCH - 1 never-used slots. */
 #define FRESH_BATCH 128
 
-/* delete_trigger of a pool whose local deletions never need the slow
-   path: the current pool, and pools on no ring. */
-#define NO_DELETE_TRIGGER (-1)
-
 enum pool_class { CLASS_YOUNG = BOXROOT_CLASS_YOUNG, CLASS_OLD, CLASS_FREE, CLASS_NONE };
 
 static inline pool *pool_of_slot(void *slot)
