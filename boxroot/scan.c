@@ -20,6 +20,7 @@
    the current pool, so that a domain that creates no root between two
    collections scans nothing at the next minor collection. */
 #define CAML_INTERNALS
+#define CAML_NAME_SPACE
 #include <time.h>
 #include <caml/mlvalues.h>
 #include <caml/roots.h>
@@ -40,8 +41,8 @@ typedef struct { scanning_action f; void *data; } scanner;
 #include <caml/signals.h>
 typedef struct { scanning_action f; } scanner;
 #define APPLY(sc, v, slot) ((sc).f((v), (value *)(slot)))
-#define YOUNG_START ((uintnat)Caml_state->young_start)
-#define YOUNG_END ((uintnat)Caml_state->young_end)
+#define YOUNG_START ((uintnat)Caml_state_field(young_start))
+#define YOUNG_END ((uintnat)Caml_state_field(young_end))
 #endif
 
 static long now_ns(void)
@@ -178,45 +179,87 @@ void scan_remove_hooks(void)
 
 #else /* OCaml 4.14 */
 
-__thread int boxroot_compat_holds_master_lock;
+/* Lock tracking (protocol in ocaml_compat.h). The epochs and hook
+   pointers are written only by the thread holding the master lock (or
+   trusted to, see boxroot_compat_lock_held_slow); a thread reads its own
+   epoch, and the global ones, which change only while it does not hold
+   the lock and therefore does not rely on them. */
+__thread int boxroot_compat_thread_epoch;
+int boxroot_compat_lock_epoch;
 
 static void (*previous_scan_hook)(scanning_action);
 static void (*previous_enter_blocking)(void);
 static void (*previous_leave_blocking)(void);
 
-static void scan_hook(scanning_action f)
+void boxroot_compat_enter_blocking_hook(void)
 {
-  if (previous_scan_hook != NULL) previous_scan_hook(f);
-  scan_domain(0, (scanner){ f }, f == caml_oldify_one);
-}
-
-static void enter_blocking_hook(void)
-{
-  boxroot_compat_holds_master_lock = 0;
+  boxroot_compat_thread_epoch = 0;
   previous_enter_blocking();
 }
 
 static void leave_blocking_hook(void)
 {
   previous_leave_blocking();
-  boxroot_compat_holds_master_lock = 1;
+  boxroot_compat_thread_epoch = boxroot_compat_lock_epoch;
+}
+
+static int blocking_hooks_are_ours(void)
+{
+  return caml_enter_blocking_section_hook == boxroot_compat_enter_blocking_hook
+      && caml_leave_blocking_section_hook == leave_blocking_hook;
+}
+
+/* Puts our blocking-section hooks on top of the current ones, and records
+   that the calling thread, which must hold the master lock, holds it. */
+static void install_blocking_hooks(void)
+{
+  if (!blocking_hooks_are_ours()) {
+    if (caml_enter_blocking_section_hook != boxroot_compat_enter_blocking_hook) {
+      previous_enter_blocking = caml_enter_blocking_section_hook;
+      caml_enter_blocking_section_hook = boxroot_compat_enter_blocking_hook;
+    }
+    if (caml_leave_blocking_section_hook != leave_blocking_hook) {
+      previous_leave_blocking = caml_leave_blocking_section_hook;
+      caml_leave_blocking_section_hook = leave_blocking_hook;
+    }
+    /* Void the epochs of threads that may have released the lock
+       through the hooks that replaced ours. */
+    boxroot_compat_lock_epoch++;
+  }
+  boxroot_compat_thread_epoch = boxroot_compat_lock_epoch;
+}
+
+int boxroot_compat_lock_held_slow(void)
+{
+  if (boxroot_compat_locked_domain() >= 0) return 1;
+  if (boxroot_status() != BOXROOT_RUNNING) return 1; /* not tracking yet */
+  if (blocking_hooks_are_ours()) return 0;
+  install_blocking_hooks(); /* systhreads replaced them */
+  return 1;
+}
+
+static void scan_hook(scanning_action f)
+{
+  if (previous_scan_hook != NULL) previous_scan_hook(f);
+  /* The GC runs on the thread that holds the lock: a safe point to take
+     the blocking-section hooks back if systhreads replaced them. */
+  if (!blocking_hooks_are_ours()) install_blocking_hooks();
+  /* The minor collection is the only caller with caml_oldify_one; the
+     others (major cycle start, compaction) need every root once. */
+  scan_domain(0, (scanner){ f }, f == caml_oldify_one);
 }
 
 void scan_install_hooks(void)
 {
-  boxroot_compat_holds_master_lock = 1;
   previous_scan_hook = caml_scan_roots_hook;
   caml_scan_roots_hook = scan_hook;
-  previous_enter_blocking = caml_enter_blocking_section_hook;
-  caml_enter_blocking_section_hook = enter_blocking_hook;
-  previous_leave_blocking = caml_leave_blocking_section_hook;
-  caml_leave_blocking_section_hook = leave_blocking_hook;
+  install_blocking_hooks();
 }
 
 void scan_remove_hooks(void)
 {
   if (caml_scan_roots_hook == scan_hook) caml_scan_roots_hook = previous_scan_hook;
-  if (caml_enter_blocking_section_hook == enter_blocking_hook)
+  if (caml_enter_blocking_section_hook == boxroot_compat_enter_blocking_hook)
     caml_enter_blocking_section_hook = previous_enter_blocking;
   if (caml_leave_blocking_section_hook == leave_blocking_hook)
     caml_leave_blocking_section_hook = previous_leave_blocking;
