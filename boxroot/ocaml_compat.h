@@ -12,23 +12,28 @@
      The tracking protocol (4.14):
      - `boxroot_compat_thread_epoch` (thread-local) is set to the current
        `boxroot_compat_lock_epoch` by our leave hook right after the
-       thread acquires the lock, and to 0 by our enter hook right before
-       it releases it. Every 4.14 path that hands the lock over without
-       the hooks keeps this right: Thread.yield (the yielding thread holds
-       the lock before and after, and runs nothing in between), and
-       caml_c_thread_register/unregister (no boxroot call while they hold
-       the lock directly). A thread started by Thread.create takes the
-       lock through caml_leave_blocking_section, hence through our hook.
+       thread acquires the lock, and to -1 by our enter hook right before
+       it releases it (0: never seen by our hooks). A thread counts as holding the lock when its epoch
+       is the current one and our enter hook is still installed.
+     - Paths that hand the lock over without the hooks: Thread.yield (the
+       yielding thread holds the lock before and after, and runs nothing
+       in between), caml_c_thread_register/unregister (no boxroot call
+       while they hold the lock directly). A thread started by
+       Thread.create takes the lock through caml_leave_blocking_section.
+     - Acquisitions the hooks miss: threads already waiting inside
+       systhreads' leave hook when ours are installed. They count as not
+       holding the lock (deletions take the remote path, always safe)
+       until a creation's slow path asks the runtime, which records the
+       current holder's stack (scan.c, boxroot_compat_lock_held_slow);
+       that record is not trusted for a thread whose last release went
+       through our enter hook (the record outlives the release).
      - systhreads' Thread initialisation overwrites both hooks without
-       chaining. If that happens after boxroot_setup, the epochs are no
-       longer maintained, so a thread counts as holding the lock only
-       while our enter hook is still installed: until the hooks are
-       re-installed, every deletion takes the remote path (always safe),
-       and creations take the slow path, which re-installs them
-       (scan.c: boxroot_compat_lock_held_slow).
-     - Re-installing bumps the global epoch, which voids the thread epochs
-       recorded before (the thread that held the lock when Thread was
-       initialised may have released it since through systhreads' hook).
+       chaining. If that happens after boxroot_setup, no thread counts as
+       holding the lock until ours are installed again, at the next scan
+       or creation slow path. Re-installing bumps the global epoch, which
+       voids the epochs recorded before (the thread that held the lock
+       when Thread was initialised may have released it since through
+       systhreads' hook).
      - Known gap: a thread started by Thread.create releases the lock for
        the last time in systhreads' caml_thread_stop, without the hook. Its
        thread-local destructors (C++/Rust) still count as holding it.
@@ -108,9 +113,8 @@ static inline int boxroot_compat_is_young(value v)
 static inline int boxroot_compat_domain_unique_id(void) { return 0; }
 
 /* Whether this thread holds the master lock, for the slow paths of
-   functions that need it. Where the hooks cannot tell (before setup, or
-   after systhreads replaced them), it trusts the caller, as the API
-   requires the lock, and (re)installs the hooks (scan.c). */
+   functions that need it: asks the runtime when the hooks cannot tell,
+   and then (re)installs the hooks (scan.c). */
 int boxroot_compat_lock_held_slow(void);
 
 #endif

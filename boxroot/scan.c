@@ -19,6 +19,7 @@
    Both scans first collect delayed frees, adopt orphan pools, and reset
    the current pool, so that a domain that creates no root between two
    collections scans nothing at the next minor collection. */
+#define _GNU_SOURCE /* pthread_getattr_np */
 #define CAML_INTERNALS
 #define CAML_NAME_SPACE
 #include <time.h>
@@ -37,6 +38,7 @@ typedef struct { scanning_action f; void *data; } scanner;
 #define YOUNG_START ((uintnat)caml_minor_heaps_start)
 #define YOUNG_END ((uintnat)caml_minor_heaps_end)
 #else
+#include <pthread.h>
 #include <caml/minor_gc.h>
 #include <caml/signals.h>
 typedef struct { scanning_action f; } scanner;
@@ -127,7 +129,9 @@ static void scan_domain(int id, scanner sc, int minor)
 {
   if (boxroot_status() != BOXROOT_RUNNING) return;
   struct boxroot_domain *d = domain_get(id);
-  if (d == NULL) return; /* out of memory: it cannot own any pool */
+  /* Out of memory: it cannot own any pool. Terminated: it owns none,
+     and must not adopt. */
+  if (d == NULL) return;
   long t0 = now_ns();
   domain_adopt_orphans(d);
   domain_reset_cursor(id);
@@ -154,13 +158,13 @@ static void scan_hook(scanning_action f, scanning_action_flags flags,
 }
 
 /* Runs on the terminating domain, lock held, before its last minor
-   collection: the orphans are adopted in that collection's scans. */
+   collection: the other domains adopt the orphans in that collection's
+   scans, while the terminating one adopts none (domain.h). */
 static void terminated_hook(void)
 {
   if (previous_terminated_hook != NULL) previous_terminated_hook();
   if (boxroot_status() != BOXROOT_RUNNING) return;
-  struct boxroot_domain *d = boxroot_domains[Caml_state->id];
-  if (d != NULL) domain_orphan_all(d);
+  domain_terminate(Caml_state->id);
 }
 
 void scan_install_hooks(void)
@@ -180,12 +184,42 @@ void scan_remove_hooks(void)
 #else /* OCaml 4.14 */
 
 /* Lock tracking (protocol in ocaml_compat.h). The epochs and hook
-   pointers are written only by the thread holding the master lock (or
-   trusted to, see boxroot_compat_lock_held_slow); a thread reads its own
-   epoch, and the global ones, which change only while it does not hold
-   the lock and therefore does not rely on them. */
-__thread int boxroot_compat_thread_epoch;
-int boxroot_compat_lock_epoch;
+   pointers are written only by the thread holding the master lock; a
+   thread reads its own epoch, and the global ones, which change only
+   while it does not hold the lock and therefore does not rely on them. */
+__thread int boxroot_compat_thread_epoch; /* 0: never seen by our hooks */
+int boxroot_compat_lock_epoch;            /* 0 before setup, then >= 1 */
+#define RELEASED_THROUGH_OUR_HOOK (-1)
+
+/* This thread's stack, [lo, hi); lo = hi = 0 until known. */
+static __thread uintptr_t stack_lo, stack_hi;
+
+static int in_my_stack(void const *p)
+{
+  if (stack_hi == 0) {
+    pthread_attr_t attr;
+    void *base;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) return 0;
+    int ok = pthread_attr_getstack(&attr, &base, &size) == 0;
+    pthread_attr_destroy(&attr);
+    if (!ok) return 0;
+    stack_lo = (uintptr_t)base;
+    stack_hi = (uintptr_t)base + size;
+  }
+  return (uintptr_t)p >= stack_lo && (uintptr_t)p < stack_hi;
+}
+
+/* Whether the runtime's own record of the lock holder is this thread.
+   systhreads restores, at every acquisition (through any path), the
+   holder's top of stack (native code) or its interpreter's exception
+   buffer (bytecode), both in the holder's stack; the other is NULL. */
+static int runtime_says_i_hold_the_lock(void)
+{
+  void const *holder_mark = Caml_state_field(top_of_stack);
+  if (holder_mark == NULL) holder_mark = Caml_state_field(external_raise);
+  return holder_mark != NULL && in_my_stack(holder_mark);
+}
 
 static void (*previous_scan_hook)(scanning_action);
 static void (*previous_enter_blocking)(void);
@@ -193,7 +227,7 @@ static void (*previous_leave_blocking)(void);
 
 void boxroot_compat_enter_blocking_hook(void)
 {
-  boxroot_compat_thread_epoch = 0;
+  boxroot_compat_thread_epoch = RELEASED_THROUGH_OUR_HOOK;
   previous_enter_blocking();
 }
 
@@ -229,12 +263,22 @@ static void install_blocking_hooks(void)
   boxroot_compat_thread_epoch = boxroot_compat_lock_epoch;
 }
 
+/* The hooks miss the acquisitions of threads that were already waiting
+   for the lock in systhreads' hook when ours were installed (and these
+   threads keep the lock through Thread.yield): ask the runtime, unless
+   this thread released the lock through our hook since. The runtime's
+   record is stale while the lock is free after a release: trusted only
+   for releases that bypassed our enter hook, i.e. at thread exit (the gap
+   in ocaml_compat.h), before setup, or through systhreads' hook before
+   ours were taken back. There only a caller that does not hold the lock,
+   against the API's rule, would be misjudged. */
 int boxroot_compat_lock_held_slow(void)
 {
   if (boxroot_compat_locked_domain() >= 0) return 1;
-  if (boxroot_status() != BOXROOT_RUNNING) return 1; /* not tracking yet */
-  if (blocking_hooks_are_ours()) return 0;
-  install_blocking_hooks(); /* systhreads replaced them */
+  if (boxroot_compat_thread_epoch == RELEASED_THROUGH_OUR_HOOK
+      && blocking_hooks_are_ours()) return 0;
+  if (!runtime_says_i_hold_the_lock()) return 0;
+  if (boxroot_status() == BOXROOT_RUNNING) install_blocking_hooks();
   return 1;
 }
 
