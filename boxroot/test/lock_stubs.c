@@ -115,14 +115,13 @@ value test_locked_in_registered_thread(value unit)
    to this thread, so that signals arrive at every point of
    caml_enter_blocking_section's loop. Returns how many times the lock
    state was wrong (held inside, or not held outside). */
-struct storm { pthread_t target; int sig; volatile int stop; long sent; };
+struct storm { pthread_t target; int sig; int stop; };
 
 static void *send_signals(void *arg)
 {
   struct storm *st = arg;
-  while (!st->stop) {
+  while (!__atomic_load_n(&st->stop, __ATOMIC_ACQUIRE)) {
     pthread_kill(st->target, st->sig);
-    st->sent++;
     for (volatile int i = 0; i < 2000; i++) {}
   }
   return NULL;
@@ -130,7 +129,7 @@ static void *send_signals(void *arg)
 
 value test_blocking_sections_under_signals(value sig, value n)
 {
-  struct storm st = { pthread_self(), caml_convert_signal_number(Int_val(sig)), 0, 0 };
+  struct storm st = { pthread_self(), caml_convert_signal_number(Int_val(sig)), 0 };
   pthread_t sender;
   pthread_create(&sender, NULL, send_signals, &st);
   long wrong = 0;
@@ -140,7 +139,7 @@ value test_blocking_sections_under_signals(value sig, value n)
     caml_leave_blocking_section();
     wrong += boxroot_compat_locked_domain() < 0;
   }
-  st.stop = 1;
+  __atomic_store_n(&st.stop, 1, __ATOMIC_RELEASE);
   caml_enter_blocking_section();
   pthread_join(sender, NULL);
   caml_leave_blocking_section();
@@ -156,7 +155,7 @@ static int exit_probe_seen = 1000;
 static void exit_probe(void *arg)
 {
   (void)arg;
-  exit_probe_seen = boxroot_compat_locked_domain();
+  __atomic_store_n(&exit_probe_seen, boxroot_compat_locked_domain(), __ATOMIC_RELEASE);
 }
 
 static void make_exit_probe_key(void)
@@ -175,7 +174,7 @@ value test_arm_exit_probe(value unit)
 value test_exit_probe_seen(value unit)
 {
   (void)unit;
-  return Val_int(exit_probe_seen);
+  return Val_int(__atomic_load_n(&exit_probe_seen, __ATOMIC_ACQUIRE));
 }
 
 /* The main thread waits in a blocking section until another thread says
