@@ -7,6 +7,7 @@
 #define CAML_NAME_SPACE
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 #include <caml/fail.h>
 #include <caml/mlvalues.h>
 #include <caml/signals.h>
@@ -122,4 +123,25 @@ value stress_deleters_stop(value unit)
   caml_leave_blocking_section();
   deleter_count = 0;
   return Val_long(__atomic_load_n(&deleted_total, __ATOMIC_RELAXED));
+}
+
+/* Deletes the given roots one by one from a blocking section, sleeping
+   `us` microseconds between deletions: the calling domain holds no lock
+   meanwhile, so its pools are scanned by its backup thread (OCaml 5)
+   while these purely remote deletions land. */
+value stress_delete_slowly_unlocked(value roots, value us)
+{
+  mlsize_t n = Wosize_val(roots);
+  boxroot *copy = malloc((n + 1) * sizeof(boxroot));
+  if (copy == NULL) caml_failwith("stress_delete_slowly_unlocked: out of memory");
+  for (mlsize_t i = 0; i < n; i++) copy[i] = to_root(Field(roots, i));
+  struct timespec pause = { 0, Long_val(us) * 1000 };
+  caml_enter_blocking_section();
+  for (mlsize_t i = 0; i < n; i++) {
+    boxroot_delete(copy[i]);
+    if (i % 8 == 0) nanosleep(&pause, NULL);
+  }
+  caml_leave_blocking_section();
+  free(copy);
+  return Val_unit;
 }

@@ -25,6 +25,7 @@ module V = Checked_values
 external deleters_start : int -> unit = "stress_deleters_start"
 external delete_later : root -> unit = "stress_delete_later"
 external deleters_stop : unit -> int = "stress_deleters_stop"
+external delete_slowly_unlocked : root array -> int -> unit = "stress_delete_slowly_unlocked"
 
 let seconds =
   match Sys.getenv_opt "BOXROOT_STRESS_SECONDS" with
@@ -155,6 +156,43 @@ let run_domain d () =
 
 let stat f = match Boxroot.stats () with Some s -> f s | None -> -1
 
+(* A domain (a thread on OCaml 4.14) holds roots to young values, and
+   spends a while in a blocking section deleting half of them, while the
+   main domain forces collections: its pools are scanned on its behalf
+   (by its backup thread on OCaml 5) in parallel with these deletions. *)
+let blocked_owner_is_scanned () =
+  let n = 20_000 and counter = ref 0 in
+  let in_blocking = Atomic.make false and done_ = Atomic.make false in
+  let task = Par.spawn (fun () ->
+      let rng = Random.State.make [| seed |] in
+      let items = Array.init n (fun _ -> V.create rng ~worker:1000 ~counter) in
+      let doomed = Array.init (n / 2) (fun i -> items.(2 * i)) in
+      let rel = V.Released.create ~size:(n / 2) () in
+      Array.iter (V.Released.add rel) doomed;
+      Atomic.set in_blocking true;
+      delete_slowly_unlocked (Array.map (fun (it : V.item) -> it.root) doomed) 100;
+      Atomic.set done_ true;
+      let kept = Array.init (n / 2) (fun i -> items.(2 * i + 1)) in
+      (kept, rel)) in
+  while not (Atomic.get in_blocking) do Thread.yield () done;
+  let gcs = ref 0 in
+  while not (Atomic.get done_) do
+    if !gcs mod 4 = 3 then Gc.full_major () else Gc.minor ();
+    incr gcs
+  done;
+  let kept, rel = Par.join task in
+  Gc.full_major ();
+  Gc.full_major ();
+  let wrong = Array.fold_left (fun acc (it : V.item) ->
+      if V.holds (get it.root) it.expect then acc else acc + 1) 0 kept in
+  check (!gcs > 10) "only %d collections while the owner was blocked: nothing tested" !gcs;
+  check (wrong = 0) "owner in a blocking section: %d roots lost their value" wrong;
+  let alive = V.Released.still_alive rel in
+  check (alive = 0) "owner in a blocking section: %d deleted values still alive" alive;
+  Array.iter (fun (it : V.item) -> delete it.root) kept;
+  Printf.printf "test_stress: %d collections while a root owner was in a blocking section\n%!" !gcs;
+  Array.length kept (* as many deletions made with no lock *)
+
 let sum results f = List.fold_left (fun acc r -> acc + f r.c) 0 results
 
 let () =
@@ -180,6 +218,7 @@ let () =
       V.Released.add final_released it;
       delete it.root) leftovers;
   let c_deleted = deleters_stop () in
+  let deleted_while_blocked = blocked_owner_is_scanned () in
   Gc.full_major ();
   Gc.full_major ();
   let total f = sum results f in
@@ -189,9 +228,9 @@ let () =
   check (c_deleted = total (fun c -> c.to_c))
     "C threads deleted %d roots, %d were handed to them" c_deleted (total (fun c -> c.to_c));
   let purely_remote = stat (fun s -> s.deleted_purely_remote) - purely_remote_before in
-  check (purely_remote = total (fun c -> c.to_c + c.deleted_unlocked))
-    "%d deletions counted as holding no lock, %d were made so" purely_remote
-    (total (fun c -> c.to_c + c.deleted_unlocked));
+  let made_unlocked = total (fun c -> c.to_c + c.deleted_unlocked) + deleted_while_blocked in
+  check (purely_remote = made_unlocked)
+    "%d deletions counted as holding no lock, %d were made so" purely_remote made_unlocked;
   List.iter (fun r ->
       let n = V.Released.still_alive r.released in
       check (n = 0) "worker %d: %d released values still alive" r.w n) results;
