@@ -16,9 +16,18 @@
    young, so every young pool becomes old, ordered by occupancy.
    Major scan: every allocated slot of every pool, stopping in each pool
    once its count of allocated slots has been seen.
-   Both scans first collect delayed frees, adopt orphan pools, and reset
-   the current pool, so that a domain that creates no root between two
-   collections scans nothing at the next minor collection. */
+   Both scans first adopt orphan pools (except on a terminated domain,
+   which takes part in its last collections but must not take pools with
+   it: domain.h), reset the current pool, so that a domain that creates no
+   root between two collections scans nothing at the next minor
+   collection, and collect delayed frees.
+
+   OCaml 4.14: one domain, scanned by the thread holding the master lock.
+   The hook tells minor from major scans by the scanning action: only the
+   minor collection passes caml_oldify_one; the major cycle start
+   (caml_darken) and compaction (caml_invert_root, which must see each
+   root exactly once) go through caml_do_roots. The blocking-section
+   hooks below track who holds the master lock (ocaml_compat.h). */
 #define _GNU_SOURCE /* pthread_getattr_np */
 #define CAML_INTERNALS
 #define CAML_NAME_SPACE
