@@ -29,10 +29,11 @@ test-c:
 
 # The C library's tests on OCaml 4.14 (builds that toolchain on first use,
 # ~4 minutes), in their own build directory so that switching versions
-# rebuilds nothing.
+# rebuilds nothing. OCAMLPATH is reset: OCaml 5's META files in a
+# 5.3 toolchain left on it would shadow 4.14's threads library.
 BUILD_DIR_414 := _build-ocaml-4.14
 test-c-414:
-	@export OCAML_VERSION=4.14 && $(TOOLCHAIN) && \
+	@unset OCAMLPATH; export OCAML_VERSION=4.14 && $(TOOLCHAIN) && \
 	dune build --build-dir $(BUILD_DIR_414) @runtest --force
 
 # The same tests with ASan + UBSan (fails on any report or leak).
@@ -61,7 +62,7 @@ BUILD_DIR_TSAN := _build-tsan
 TSAN_EXES := boxroot/test/test_stress.exe boxroot/test/test_churn.exe \
 	boxroot/test/test_locks.exe boxroot/test/early/test_locks_early.exe
 test-tsan:
-	@export OCAML_TSAN=1 && $(TOOLCHAIN) && \
+	@unset OCAMLPATH; export OCAML_TSAN=1 && $(TOOLCHAIN) && \
 	dune build --build-dir $(BUILD_DIR_TSAN) --profile tsan $(TSAN_EXES:%=./%) && \
 	for t in $(TSAN_EXES); do \
 	  echo "== tsan: $$t"; BOXROOT_STRESS_SECONDS=$${BOXROOT_STRESS_SECONDS:-5} \
