@@ -16,6 +16,19 @@
    domain that reuses its id is a new incarnation (OCaml's unique_id) and
    starts afresh.
 
+   What other threads read without the owner's lock (relaxed loads):
+   - `owner`, by boxroot_delete to pick the local path. It changes when a
+     domain takes a pool from the chunk allocator (no root in it yet, so
+     no deleter), when a terminating domain orphans it (to NO_OWNER), and
+     when a domain adopts it in a stop-the-world section. A stale read
+     gives another domain's id or NO_OWNER, hence the remote path, which
+     is always safe; a thread reads its own domain's id only if that
+     domain set it, which its lock or the stop-the-world barrier orders.
+   - `cls`, by boxroot_modify on a root of any domain: a young pool turns
+     old only in a scan (stop-the-world), which the modifying thread
+     reaches only after its write; a stale "old" only sends a non-young
+     value to the slow path.
+
    Invariants (enforced in domain.c):
    - Only the owner domain changes its rings and its pools' free lists,
      while holding its domain lock or during a stop-the-world section

@@ -13,8 +13,10 @@
      - `boxroot_compat_thread_epoch` (thread-local) is set to the current
        `boxroot_compat_lock_epoch` by our leave hook right after the
        thread acquires the lock, and to -1 by our enter hook right before
-       it releases it (0: never seen by our hooks). A thread counts as holding the lock when its epoch
-       is the current one and our enter hook is still installed.
+       it releases it (0: never seen by our hooks). A thread counts as
+       holding the lock when its epoch is the current one and our enter
+       hook is still installed: two loads and compares more than a flag,
+       on the fast paths (4.14 only).
      - Paths that hand the lock over without the hooks: Thread.yield (the
        yielding thread holds the lock before and after, and runs nothing
        in between), caml_c_thread_register/unregister (no boxroot call
@@ -36,7 +38,13 @@
        systhreads' hook).
      - Known gap: a thread started by Thread.create releases the lock for
        the last time in systhreads' caml_thread_stop, without the hook. Its
-       thread-local destructors (C++/Rust) still count as holding it.
+       thread-local destructors (C++/Rust) still count as holding it, so a
+       boxroot_delete there would take the local path without the lock.
+     - Before setup, and after systhreads replaced the hooks, the slow
+       path's runtime record can be stale for a thread that released the
+       lock through systhreads' hook: only a boxroot_create or
+       boxroot_modify called without the lock, against the API's rule,
+       would then succeed instead of failing with EPERM.
    - Youth. `Is_young` compares against the reserved area of all minor
      heaps in OCaml 5, against the one minor heap in OCaml 4.14.
    - The scanning hook's signature (see scan.c).

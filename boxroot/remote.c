@@ -42,7 +42,8 @@
    the deleting thread, so that parallel deleters share no cache line;
    each thread links its counter into `thread_counts` at its first such
    deletion, and folds it into `exited_threads_count` when it exits (a
-   pthread key destructor). Readers sum them under `counts_lock`. */
+   pthread key destructor; deletions by destructors that run later count
+   there directly). Readers sum them under `counts_lock`. */
 #include <pthread.h>
 #include "boxroot.h"
 #include "domain.h"
@@ -53,7 +54,9 @@ struct thread_count {
   struct thread_count *next, *prev;  /* under counts_lock */
 };
 static __thread struct thread_count my_count;
-static __thread int my_count_linked;
+/* Whether my_count is in thread_counts; after this thread's key
+   destructor ran, deletions (by later destructors) count in the total. */
+static __thread enum { UNLINKED, LINKED, EXITED } my_count_state;
 static pthread_mutex_t counts_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct thread_count thread_counts = { 0, &thread_counts, &thread_counts };
 static long exited_threads_count;
@@ -69,7 +72,7 @@ static void unlink_my_count(void *c)
   mine->next->prev = mine->prev;
   pthread_mutex_unlock(&counts_lock);
   atomic_store_explicit(&mine->n, 0, memory_order_relaxed);
-  my_count_linked = 0; /* a later destructor may delete again: relink */
+  my_count_state = EXITED;
 }
 
 static void make_thread_exit_key(void)
@@ -87,14 +90,22 @@ static void link_my_count(void)
   thread_counts.next = &my_count;
   pthread_mutex_unlock(&counts_lock);
   pthread_setspecific(thread_exit_key, &my_count);
-  my_count_linked = 1;
+  my_count_state = LINKED;
 }
 
 static void count_purely_remote(void)
 {
-  if (BOXROOT_UNLIKELY(!my_count_linked)) link_my_count();
-  long n = atomic_load_explicit(&my_count.n, memory_order_relaxed);
-  atomic_store_explicit(&my_count.n, n + 1, memory_order_relaxed);
+  if (BOXROOT_LIKELY(my_count_state == LINKED)) {
+    long n = atomic_load_explicit(&my_count.n, memory_order_relaxed);
+    atomic_store_explicit(&my_count.n, n + 1, memory_order_relaxed);
+  } else if (my_count_state == UNLINKED) {
+    link_my_count();
+    count_purely_remote();
+  } else {
+    pthread_mutex_lock(&counts_lock);
+    exited_threads_count++;
+    pthread_mutex_unlock(&counts_lock);
+  }
 }
 
 void boxroot_delete_remote(boxroot r)
