@@ -26,8 +26,8 @@
      domain set it, which its lock or the stop-the-world barrier orders.
    - `cls`, by boxroot_modify on a root of any domain: a young pool turns
      old only in a scan (stop-the-world), which the modifying thread
-     reaches only after its write; a stale "old" only sends a non-young
-     value to the slow path.
+     reaches only after its write; a stale "old" only sends a young value
+     to the slow path, which moves the root: correct either way.
 
    Invariants (enforced in domain.c):
    - Only the owner domain changes its rings and its pools' free lists,
