@@ -125,21 +125,34 @@ value stress_deleters_stop(value unit)
   return Val_long(__atomic_load_n(&deleted_total, __ATOMIC_RELAXED));
 }
 
-/* Deletes the given roots one by one from a blocking section, sleeping
-   `us` microseconds between deletions: the calling domain holds no lock
-   meanwhile, so its pools are scanned by its backup thread (OCaml 5)
-   while these purely remote deletions land. */
-value stress_delete_slowly_unlocked(value roots, value us)
+/* Deletes the given roots from a blocking section in `steps` chunks,
+   waiting after each chunk until the main domain reports one more
+   collection (stress_collection_done): the calling domain holds no lock
+   meanwhile, so these collections scan its pools on its behalf (its
+   backup thread on OCaml 5) while its purely remote deletions land. */
+static long collections_done;
+
+value stress_collection_done(value unit)
+{
+  (void)unit;
+  __atomic_fetch_add(&collections_done, 1, __ATOMIC_RELEASE);
+  return Val_unit;
+}
+
+value stress_delete_in_steps_unlocked(value roots, value steps)
 {
   mlsize_t n = Wosize_val(roots);
+  long k = Long_val(steps);
   boxroot *copy = malloc((n + 1) * sizeof(boxroot));
-  if (copy == NULL) caml_failwith("stress_delete_slowly_unlocked: out of memory");
+  if (copy == NULL) caml_failwith("stress_delete_in_steps_unlocked: out of memory");
   for (mlsize_t i = 0; i < n; i++) copy[i] = to_root(Field(roots, i));
-  struct timespec pause = { 0, Long_val(us) * 1000 };
+  struct timespec pause = { 0, 100000 };
   caml_enter_blocking_section();
-  for (mlsize_t i = 0; i < n; i++) {
-    boxroot_delete(copy[i]);
-    if (i % 8 == 0) nanosleep(&pause, NULL);
+  long start = __atomic_load_n(&collections_done, __ATOMIC_ACQUIRE);
+  for (long step = 0; step < k; step++) {
+    for (mlsize_t i = n * step / k; i < n * (step + 1) / k; i++) boxroot_delete(copy[i]);
+    while (__atomic_load_n(&collections_done, __ATOMIC_ACQUIRE) < start + step + 1)
+      nanosleep(&pause, NULL);
   }
   caml_leave_blocking_section();
   free(copy);
