@@ -10,7 +10,7 @@ SAN_ENV := OCAMLRUNPARAM=c=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe
 
-.PHONY: all build test test-c test-rust test-cpp test-asan test-valgrind toolchain clean
+.PHONY: all build test test-c test-c-414 test-rust test-cpp test-tsan test-asan test-valgrind toolchain clean
 
 all: build
 
@@ -20,8 +20,9 @@ toolchain:
 build:
 	@$(TOOLCHAIN) && dune build
 
-# The whole test suite (what CI runs).
-test: test-c test-rust test-cpp test-asan test-valgrind
+# The whole test suite (what CI runs): the C library on OCaml 5.3 and 4.14,
+# the Rust and C++ bindings, and the sanitizer and valgrind passes.
+test: test-c test-c-414 test-rust test-cpp test-asan test-valgrind
 
 # The C library's tests, driven from OCaml.
 test-c:
@@ -43,12 +44,47 @@ test-rust:
 test-cpp:
 	@$(TOOLCHAIN) && dune build @cpp/test/runtest-cpp --force
 
+# The C library's tests on OCaml 4.14 (builds that toolchain on first use,
+# ~4 minutes), in their own build directory so that switching versions
+# rebuilds nothing. OCAMLPATH is reset: OCaml 5's META files in a
+# 5.3 toolchain left on it would shadow 4.14's threads library.
+BUILD_DIR_414 := _build-ocaml-4.14
+test-c-414:
+	@unset OCAMLPATH; export OCAML_VERSION=4.14 && $(TOOLCHAIN) && \
+	dune build --build-dir $(BUILD_DIR_414) @runtest --force
+
 # The same tests with ASan + UBSan (fails on any report or leak).
+# Also the multi-threaded tests (stress test, domain churn, lock detection).
+ASAN_EXES := $(TEST_EXES) boxroot/test/test_stress.exe boxroot/test/test_churn.exe \
+	boxroot/test/test_locks.exe
 test-asan:
-	@$(TOOLCHAIN) && dune build --profile asan --build-dir _build-asan $(TEST_EXES:%=./%) && \
-	for t in $(TEST_EXES); do \
+	@$(TOOLCHAIN) && dune build --profile asan --build-dir _build-asan $(ASAN_EXES:%=./%) && \
+	for t in $(ASAN_EXES); do \
 	  echo "== asan: $$t"; BOXROOT_TEST_OPS=$${BOXROOT_TEST_OPS:-300000} \
 	  $(SAN_ENV) ./_build-asan/default/$$t || exit 1; done
+
+# The multi-threaded tests under ThreadSanitizer. OCaml 5.3's runtime is
+# not instrumented by default, so TSan would miss its synchronisation
+# (stop-the-world barriers are hand-written atomics) and report races that
+# are not there, e.g. between a domain modifying a root and its owner
+# scanning it in the next stop-the-world section. Suppressing runtime
+# frames would not help, as these false reports are in boxroot's frames.
+# Instead this target uses OCaml 5.3 configured with --enable-tsan
+# (tools/toolchain.sh, OCAML_TSAN=1: built on first use, ~10 minutes with
+# libunwind-dev from Debian, cached as ocaml-5.3.0-tsan), which
+# instruments its runtime and all OCaml code; boxroot and the test stubs
+# get -fsanitize=thread from the tsan profile (dune). No suppressions.
+# TSan makes the programs ~5-10x slower: fewer domains for the churn test.
+BUILD_DIR_TSAN := _build-tsan
+TSAN_EXES := boxroot/test/test_stress.exe boxroot/test/test_churn.exe \
+	boxroot/test/test_locks.exe boxroot/test/early/test_locks_early.exe
+test-tsan:
+	@unset OCAMLPATH; export OCAML_TSAN=1 && $(TOOLCHAIN) && \
+	dune build --build-dir $(BUILD_DIR_TSAN) --profile tsan $(TSAN_EXES:%=./%) && \
+	for t in $(TSAN_EXES); do \
+	  echo "== tsan: $$t"; BOXROOT_STRESS_SECONDS=$${BOXROOT_STRESS_SECONDS:-5} \
+	  BOXROOT_CHURN_DOMAINS=$${BOXROOT_CHURN_DOMAINS:-300} TSAN_OPTIONS=exitcode=66 \
+	  ./$(BUILD_DIR_TSAN)/default/$$t || exit 1; done
 
 # The same tests under valgrind's memcheck (fails on errors or leaks).
 test-valgrind:

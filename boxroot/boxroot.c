@@ -36,7 +36,7 @@ char const *boxroot_error_string(void)
 
 static bool lock_held_or_fail(char const *why)
 {
-  if (boxroot_compat_locked_domain() >= 0) return true;
+  if (boxroot_compat_lock_held_slow()) return true;
   fail(EPERM, why);
   return false;
 }

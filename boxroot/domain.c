@@ -73,17 +73,31 @@ static void move_to(struct boxroot_domain *d, pool *p, int cls, int at_front)
 
 /* ---- domains ---- */
 
-struct boxroot_domain *domain_get(int id)
+static struct boxroot_domain *domain_get_any(int id)
 {
   struct boxroot_domain *d = boxroot_domains[id];
-  if (d != NULL) return d;
+  int incarnation = boxroot_compat_domain_unique_id();
+  if (d != NULL) {
+    if (d->incarnation != incarnation) {
+      /* The id was reused. The rings were emptied at termination. */
+      d->incarnation = incarnation;
+      d->terminated = 0;
+    }
+    return d;
+  }
   d = aligned_alloc(CACHE_LINE, sizeof *d);
   if (d == NULL) return NULL;
-  *d = (struct boxroot_domain){ .id = id };
+  *d = (struct boxroot_domain){ .id = id, .incarnation = incarnation };
   atomic_init(&d->delayed_flag, 0);
   /* Other threads read this slot (remote.c) without the domain lock. */
   __atomic_store_n(&boxroot_domains[id], d, __ATOMIC_RELEASE);
   return d;
+}
+
+struct boxroot_domain *domain_get(int id)
+{
+  struct boxroot_domain *d = domain_get_any(id);
+  return d == NULL || d->terminated ? NULL : d;
 }
 
 static void release_free_pool(struct boxroot_domain *d, pool *p)
@@ -201,7 +215,7 @@ void domain_resort_ring(struct boxroot_domain *d, int cls, int new_cls)
 static pool *orphan_young, *orphan_old;
 static atomic_int orphans_present;
 
-void domain_orphan_all(struct boxroot_domain *d)
+static void orphan_all(struct boxroot_domain *d)
 {
   domain_reset_cursor(d->id);
   /* Nobody will scan a free pool: give those back now. */
@@ -224,6 +238,14 @@ void domain_orphan_all(struct boxroot_domain *d)
   }
   atomic_store(&orphans_present, orphan_young != NULL || orphan_old != NULL);
   pthread_mutex_unlock(&domains_lock);
+}
+
+void domain_terminate(int id)
+{
+  if (boxroot_domains[id] == NULL) return; /* never used boxroot */
+  struct boxroot_domain *d = domain_get_any(id);
+  orphan_all(d);
+  d->terminated = 1;
 }
 
 void domain_adopt_orphans(struct boxroot_domain *d)

@@ -7,6 +7,28 @@
    terminated domain left behind wait on the shared orphan rings until a
    domain adopts them at the start of its next scan.
 
+   Termination (OCaml 5). The terminated hook runs on the terminating
+   domain before its last collections, in which it still takes part
+   (runtime/domain.c, domain_terminate). So from the hook on, the domain
+   is marked terminated: it gives its pools to the orphan rings, adopts
+   none at its remaining scans (they would be lost with it), and gets no
+   pool for new roots (creation fails). Its rings stay empty. A later
+   domain that reuses its id is a new incarnation (OCaml's unique_id) and
+   starts afresh.
+
+   What other threads read without the owner's lock (relaxed loads):
+   - `owner`, by boxroot_delete to pick the local path. It changes when a
+     domain takes a pool from the chunk allocator (no root in it yet, so
+     no deleter), when a terminating domain orphans it (to NO_OWNER), and
+     when a domain adopts it in a stop-the-world section. A stale read
+     gives another domain's id or NO_OWNER, hence the remote path, which
+     is always safe; a thread reads its own domain's id only if that
+     domain set it, which its lock or the stop-the-world barrier orders.
+   - `cls`, by boxroot_modify on a root of any domain: a young pool turns
+     old only in a scan (stop-the-world), which the modifying thread
+     reaches only after its write; a stale "old" only sends a young value
+     to the slow path, which moves the root: correct either way.
+
    Invariants (enforced in domain.c):
    - Only the owner domain changes its rings and its pools' free lists,
      while holding its domain lock or during a stop-the-world section
@@ -38,6 +60,8 @@ struct domain_stats {
 
 struct boxroot_domain {
   int id;
+  int incarnation;  /* unique_id of the OCaml domain last seen with this id */
+  int terminated;   /* that incarnation ran its terminated hook */
   pool *young, *old, *free;
   int free_count;
   struct domain_stats stats;
@@ -49,8 +73,9 @@ struct boxroot_domain {
 extern struct boxroot_domain *boxroot_domains[BOXROOT_MAX_DOMAINS];
 extern struct boxroot_pool_hot boxroot_empty_pool;
 
-/* The state of domain `id`, created on first use; NULL if out of memory.
-   The caller holds that domain's lock, or is its scan hook. */
+/* The state of domain `id`, created on first use; NULL if out of memory
+   or if that domain has terminated. The caller holds that domain's lock,
+   or is its scan hook. */
 struct boxroot_domain *domain_get(int id);
 
 static inline pool *domain_current_pool(struct boxroot_domain *d)
@@ -71,8 +96,8 @@ void domain_pool_count_dropped(struct boxroot_domain *d, pool *p);
 /* Detaches ring `cls` and puts each pool back where its occupancy calls
    for, as class `new_cls` (young pools become old after a minor scan). */
 void domain_resort_ring(struct boxroot_domain *d, int cls, int new_cls);
-/* A domain terminates: its pools go to the orphan rings. */
-void domain_orphan_all(struct boxroot_domain *d);
+/* The calling domain terminates: its pools go to the orphan rings. */
+void domain_terminate(int id);
 /* Takes every orphan pool, if any. Stop-the-world only. */
 void domain_adopt_orphans(struct boxroot_domain *d);
 /* Teardown: forgets every domain and orphan (pools are unmapped by the

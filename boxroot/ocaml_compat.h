@@ -2,15 +2,54 @@
    in one place. Everything else in boxroot is version-independent.
 
    - Who holds the runtime lock. OCaml 5 has one lock per domain and
-     clears the thread-local `Caml_state` when a thread releases it, so
+     clears the thread-local `Caml_state` when a thread releases it
+     (caml_release_domain_lock, also on Thread.yield and thread exit), so
      "this thread holds a domain lock" is `Caml_state_opt != NULL`, and the
-     domain is `Caml_state->id` (< Max_domains_max = 4096). OCaml 4.14 has a
-     single master lock and a global `Caml_state`; boxroot tracks
-     ownership in a thread-local flag maintained by the blocking-section
-     hooks (see scan.c), and there is one domain, number 0.
+     domain is `Caml_state->id` (< Max_domains_max = 4096).
+     OCaml 4.14 has a single master lock, a global `Caml_state`, and no
+     way to ask who holds the lock: boxroot tracks it per thread through
+     the blocking-section hooks (scan.c), and there is one domain, 0.
+     The tracking protocol (4.14):
+     - `boxroot_compat_thread_epoch` (thread-local) is set to the current
+       `boxroot_compat_lock_epoch` by our leave hook right after the
+       thread acquires the lock, and to -1 by our enter hook right before
+       it releases it (0: never seen by our hooks). A thread counts as
+       holding the lock when its epoch is the current one and our enter
+       hook is still installed: two loads and compares more than a flag,
+       on the fast paths (4.14 only).
+     - Paths that hand the lock over without the hooks: Thread.yield (the
+       yielding thread holds the lock before and after, and runs nothing
+       in between), caml_c_thread_register/unregister (no boxroot call
+       while they hold the lock directly). A thread started by
+       Thread.create takes the lock through caml_leave_blocking_section.
+     - Acquisitions the hooks miss: threads already waiting inside
+       systhreads' leave hook when ours are installed. They count as not
+       holding the lock (deletions take the remote path, always safe)
+       until a creation's slow path asks the runtime, which records the
+       current holder's stack (scan.c, boxroot_compat_lock_held_slow);
+       that record is not trusted for a thread whose last release went
+       through our enter hook (the record outlives the release).
+     - systhreads' Thread initialisation overwrites both hooks without
+       chaining. If that happens after boxroot_setup, no thread counts as
+       holding the lock until ours are installed again, at the next scan
+       or creation slow path. Re-installing bumps the global epoch, which
+       voids the epochs recorded before (the thread that held the lock
+       when Thread was initialised may have released it since through
+       systhreads' hook).
+     - Known gap: a thread started by Thread.create releases the lock for
+       the last time in systhreads' caml_thread_stop, without the hook. Its
+       thread-local destructors (C++/Rust) still count as holding it, so a
+       boxroot_delete there would take the local path without the lock.
+     - Before setup, and after systhreads replaced the hooks, the slow
+       path's runtime record can be stale for a thread that released the
+       lock through systhreads' hook: only a boxroot_create or
+       boxroot_modify called without the lock, against the API's rule,
+       would then succeed instead of failing with EPERM.
    - Youth. `Is_young` compares against the reserved area of all minor
      heaps in OCaml 5, against the one minor heap in OCaml 4.14.
-   - The scanning hook's signature (see scan.c). */
+   - The scanning hook's signature (see scan.c).
+   - Domain incarnations. OCaml 5 reuses a terminated domain's id for a
+     new domain; `unique_id` tells them apart (domain.c). */
 #ifndef BOXROOT_OCAML_COMPAT_H
 #define BOXROOT_OCAML_COMPAT_H
 
@@ -46,20 +85,45 @@ static inline int boxroot_compat_is_young(value v)
   return Is_block(v) && Is_young(v);
 }
 
+/* The unique id of the domain this thread runs on (lock held). */
+static inline int boxroot_compat_domain_unique_id(void)
+{
+  return Caml_state->unique_id;
+}
+
+/* Whether this thread holds a domain lock, for the slow paths. */
+static inline int boxroot_compat_lock_held_slow(void)
+{
+  return boxroot_compat_locked_domain() >= 0;
+}
+
 #else /* OCaml 4.14 */
 
-/* Set by boxroot while this thread holds the master lock (scan.c). */
-extern __thread int boxroot_compat_holds_master_lock;
+/* Lock tracking, maintained in scan.c (protocol above). */
+extern __thread int boxroot_compat_thread_epoch;
+extern int boxroot_compat_lock_epoch;
+void boxroot_compat_enter_blocking_hook(void);
+/* Declared by <caml/signals.h> only under CAML_INTERNALS. */
+CAMLextern void (*caml_enter_blocking_section_hook)(void);
 
 static inline int boxroot_compat_locked_domain(void)
 {
-  return boxroot_compat_holds_master_lock ? 0 : -1;
+  return boxroot_compat_thread_epoch == boxroot_compat_lock_epoch
+      && caml_enter_blocking_section_hook == boxroot_compat_enter_blocking_hook
+    ? 0 : -1;
 }
 
 static inline int boxroot_compat_is_young(value v)
 {
   return Is_block(v) && Is_young(v);
 }
+
+static inline int boxroot_compat_domain_unique_id(void) { return 0; }
+
+/* Whether this thread holds the master lock, for the slow paths of
+   functions that need it: asks the runtime when the hooks cannot tell,
+   and then (re)installs the hooks (scan.c). */
+int boxroot_compat_lock_held_slow(void);
 
 #endif
 

@@ -35,12 +35,78 @@
      costs one look at the bitmap.
    Cost of a remote deletion: one RMW on the bitmap, one load, and one
    more RMW and a store once per pool and collection. No CAS loop, no
-   mutex. */
+   mutex.
+
+   Statistics: a remote-domain deletion counts in the deleting domain's
+   cursor (its lock is held). A purely remote one counts in a counter of
+   the deleting thread, so that parallel deleters share no cache line;
+   each thread links its counter into `thread_counts` at its first such
+   deletion, and folds it into `exited_threads_count` when it exits (a
+   pthread key destructor; deletions by destructors that run later count
+   there directly). Readers sum them under `counts_lock`. */
+#include <pthread.h>
 #include "boxroot.h"
 #include "domain.h"
 #include "remote.h"
 
-static atomic_long purely_remote_deletes;
+struct thread_count {
+  atomic_long n;                     /* written by its thread only */
+  struct thread_count *next, *prev;  /* under counts_lock */
+};
+static __thread struct thread_count my_count;
+/* Whether my_count is in thread_counts; after this thread's key
+   destructor ran, deletions (by later destructors) count in the total. */
+static __thread enum { UNLINKED, LINKED, EXITED } my_count_state;
+static pthread_mutex_t counts_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct thread_count thread_counts = { 0, &thread_counts, &thread_counts };
+static long exited_threads_count;
+static pthread_key_t thread_exit_key;
+static pthread_once_t thread_exit_key_once = PTHREAD_ONCE_INIT;
+
+static void unlink_my_count(void *c)
+{
+  struct thread_count *mine = c;
+  pthread_mutex_lock(&counts_lock);
+  exited_threads_count += atomic_load_explicit(&mine->n, memory_order_relaxed);
+  mine->prev->next = mine->next;
+  mine->next->prev = mine->prev;
+  pthread_mutex_unlock(&counts_lock);
+  atomic_store_explicit(&mine->n, 0, memory_order_relaxed);
+  my_count_state = EXITED;
+}
+
+static void make_thread_exit_key(void)
+{
+  pthread_key_create(&thread_exit_key, unlink_my_count);
+}
+
+static void link_my_count(void)
+{
+  pthread_once(&thread_exit_key_once, make_thread_exit_key);
+  pthread_mutex_lock(&counts_lock);
+  my_count.next = thread_counts.next;
+  my_count.prev = &thread_counts;
+  thread_counts.next->prev = &my_count;
+  thread_counts.next = &my_count;
+  pthread_mutex_unlock(&counts_lock);
+  pthread_setspecific(thread_exit_key, &my_count);
+  my_count_state = LINKED;
+}
+
+static void count_purely_remote(void)
+{
+  if (BOXROOT_LIKELY(my_count_state == LINKED)) {
+    long n = atomic_load_explicit(&my_count.n, memory_order_relaxed);
+    atomic_store_explicit(&my_count.n, n + 1, memory_order_relaxed);
+  } else if (my_count_state == UNLINKED) {
+    link_my_count();
+    count_purely_remote();
+  } else {
+    pthread_mutex_lock(&counts_lock);
+    exited_threads_count++;
+    pthread_mutex_unlock(&counts_lock);
+  }
+}
 
 void boxroot_delete_remote(boxroot r)
 {
@@ -59,7 +125,7 @@ void boxroot_delete_remote(boxroot r)
   }
   int dom = boxroot_compat_locked_domain();
   if (dom >= 0) boxroot_alloc_cursor[dom].deleted_remote++;
-  else atomic_fetch_add_explicit(&purely_remote_deletes, 1, memory_order_relaxed);
+  else count_purely_remote();
 }
 
 int remote_collect(pool *p)
@@ -82,5 +148,10 @@ int remote_collect(pool *p)
 
 long remote_purely_remote_deletes(void)
 {
-  return atomic_load_explicit(&purely_remote_deletes, memory_order_relaxed);
+  pthread_mutex_lock(&counts_lock);
+  long n = exited_threads_count;
+  for (struct thread_count *c = thread_counts.next; c != &thread_counts; c = c->next)
+    n += atomic_load_explicit(&c->n, memory_order_relaxed);
+  pthread_mutex_unlock(&counts_lock);
+  return n;
 }

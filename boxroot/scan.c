@@ -16,10 +16,21 @@
    young, so every young pool becomes old, ordered by occupancy.
    Major scan: every allocated slot of every pool, stopping in each pool
    once its count of allocated slots has been seen.
-   Both scans first collect delayed frees, adopt orphan pools, and reset
-   the current pool, so that a domain that creates no root between two
-   collections scans nothing at the next minor collection. */
+   Both scans first adopt orphan pools (except on a terminated domain,
+   which takes part in its last collections but must not take pools with
+   it: domain.h), reset the current pool, so that a domain that creates no
+   root between two collections scans nothing at the next minor
+   collection, and collect delayed frees.
+
+   OCaml 4.14: one domain, scanned by the thread holding the master lock.
+   The hook tells minor from major scans by the scanning action: only the
+   minor collection passes caml_oldify_one; the major cycle start
+   (caml_darken) and compaction (caml_invert_root, which must see each
+   root exactly once) go through caml_do_roots. The blocking-section
+   hooks below track who holds the master lock (ocaml_compat.h). */
+#define _GNU_SOURCE /* pthread_getattr_np */
 #define CAML_INTERNALS
+#define CAML_NAME_SPACE
 #include <time.h>
 #include <caml/mlvalues.h>
 #include <caml/roots.h>
@@ -36,12 +47,13 @@ typedef struct { scanning_action f; void *data; } scanner;
 #define YOUNG_START ((uintnat)caml_minor_heaps_start)
 #define YOUNG_END ((uintnat)caml_minor_heaps_end)
 #else
+#include <pthread.h>
 #include <caml/minor_gc.h>
 #include <caml/signals.h>
 typedef struct { scanning_action f; } scanner;
 #define APPLY(sc, v, slot) ((sc).f((v), (value *)(slot)))
-#define YOUNG_START ((uintnat)Caml_state->young_start)
-#define YOUNG_END ((uintnat)Caml_state->young_end)
+#define YOUNG_START ((uintnat)Caml_state_field(young_start))
+#define YOUNG_END ((uintnat)Caml_state_field(young_end))
 #endif
 
 static long now_ns(void)
@@ -126,7 +138,9 @@ static void scan_domain(int id, scanner sc, int minor)
 {
   if (boxroot_status() != BOXROOT_RUNNING) return;
   struct boxroot_domain *d = domain_get(id);
-  if (d == NULL) return; /* out of memory: it cannot own any pool */
+  /* Out of memory: it cannot own any pool. Terminated: it owns none,
+     and must not adopt. */
+  if (d == NULL) return;
   long t0 = now_ns();
   domain_adopt_orphans(d);
   domain_reset_cursor(id);
@@ -153,13 +167,13 @@ static void scan_hook(scanning_action f, scanning_action_flags flags,
 }
 
 /* Runs on the terminating domain, lock held, before its last minor
-   collection: the orphans are adopted in that collection's scans. */
+   collection: the other domains adopt the orphans in that collection's
+   scans, while the terminating one adopts none (domain.h). */
 static void terminated_hook(void)
 {
   if (previous_terminated_hook != NULL) previous_terminated_hook();
   if (boxroot_status() != BOXROOT_RUNNING) return;
-  struct boxroot_domain *d = boxroot_domains[Caml_state->id];
-  if (d != NULL) domain_orphan_all(d);
+  domain_terminate(Caml_state->id);
 }
 
 void scan_install_hooks(void)
@@ -178,45 +192,127 @@ void scan_remove_hooks(void)
 
 #else /* OCaml 4.14 */
 
-__thread int boxroot_compat_holds_master_lock;
+/* Lock tracking (protocol in ocaml_compat.h). The epochs and hook
+   pointers are written only by the thread holding the master lock; a
+   thread reads its own epoch, and the global ones, which change only
+   while it does not hold the lock and therefore does not rely on them. */
+__thread int boxroot_compat_thread_epoch; /* 0: never seen by our hooks */
+int boxroot_compat_lock_epoch;            /* 0 before setup, then >= 1 */
+#define RELEASED_THROUGH_OUR_HOOK (-1)
+
+/* This thread's stack, [lo, hi); lo = hi = 0 until known. */
+static __thread uintptr_t stack_lo, stack_hi;
+
+static int in_my_stack(void const *p)
+{
+  if (stack_hi == 0) {
+    pthread_attr_t attr;
+    void *base;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) return 0;
+    int ok = pthread_attr_getstack(&attr, &base, &size) == 0;
+    pthread_attr_destroy(&attr);
+    if (!ok) return 0;
+    stack_lo = (uintptr_t)base;
+    stack_hi = (uintptr_t)base + size;
+  }
+  return (uintptr_t)p >= stack_lo && (uintptr_t)p < stack_hi;
+}
+
+/* Whether the runtime's own record of the lock holder is this thread.
+   systhreads restores, at every acquisition (through any path), the
+   holder's top of stack (native code) or its interpreter's exception
+   buffer (bytecode), both in the holder's stack; the other is NULL. */
+static int runtime_says_i_hold_the_lock(void)
+{
+  void const *holder_mark = Caml_state_field(top_of_stack);
+  if (holder_mark == NULL) holder_mark = Caml_state_field(external_raise);
+  return holder_mark != NULL && in_my_stack(holder_mark);
+}
 
 static void (*previous_scan_hook)(scanning_action);
 static void (*previous_enter_blocking)(void);
 static void (*previous_leave_blocking)(void);
 
-static void scan_hook(scanning_action f)
+void boxroot_compat_enter_blocking_hook(void)
 {
-  if (previous_scan_hook != NULL) previous_scan_hook(f);
-  scan_domain(0, (scanner){ f }, f == caml_oldify_one);
-}
-
-static void enter_blocking_hook(void)
-{
-  boxroot_compat_holds_master_lock = 0;
+  boxroot_compat_thread_epoch = RELEASED_THROUGH_OUR_HOOK;
   previous_enter_blocking();
 }
 
 static void leave_blocking_hook(void)
 {
   previous_leave_blocking();
-  boxroot_compat_holds_master_lock = 1;
+  boxroot_compat_thread_epoch = boxroot_compat_lock_epoch;
+}
+
+static int blocking_hooks_are_ours(void)
+{
+  return caml_enter_blocking_section_hook == boxroot_compat_enter_blocking_hook
+      && caml_leave_blocking_section_hook == leave_blocking_hook;
+}
+
+/* Puts our blocking-section hooks on top of the current ones, and records
+   that the calling thread, which must hold the master lock, holds it. */
+static void install_blocking_hooks(void)
+{
+  if (!blocking_hooks_are_ours()) {
+    if (caml_enter_blocking_section_hook != boxroot_compat_enter_blocking_hook) {
+      previous_enter_blocking = caml_enter_blocking_section_hook;
+      caml_enter_blocking_section_hook = boxroot_compat_enter_blocking_hook;
+    }
+    if (caml_leave_blocking_section_hook != leave_blocking_hook) {
+      previous_leave_blocking = caml_leave_blocking_section_hook;
+      caml_leave_blocking_section_hook = leave_blocking_hook;
+    }
+    /* Void the epochs of threads that may have released the lock
+       through the hooks that replaced ours. */
+    boxroot_compat_lock_epoch++;
+  }
+  boxroot_compat_thread_epoch = boxroot_compat_lock_epoch;
+}
+
+/* The hooks miss the acquisitions of threads that were already waiting
+   for the lock in systhreads' hook when ours were installed (and these
+   threads keep the lock through Thread.yield): ask the runtime, unless
+   this thread released the lock through our hook since. The runtime's
+   record is stale while the lock is free after a release: trusted only
+   for releases that bypassed our enter hook, i.e. at thread exit (the gap
+   in ocaml_compat.h), before setup, or through systhreads' hook before
+   ours were taken back. There only a caller that does not hold the lock,
+   against the API's rule, would be misjudged. */
+int boxroot_compat_lock_held_slow(void)
+{
+  if (boxroot_compat_locked_domain() >= 0) return 1;
+  if (boxroot_compat_thread_epoch == RELEASED_THROUGH_OUR_HOOK
+      && blocking_hooks_are_ours()) return 0;
+  if (!runtime_says_i_hold_the_lock()) return 0;
+  if (boxroot_status() == BOXROOT_RUNNING) install_blocking_hooks();
+  return 1;
+}
+
+static void scan_hook(scanning_action f)
+{
+  if (previous_scan_hook != NULL) previous_scan_hook(f);
+  /* The GC runs on the thread that holds the lock: a safe point to take
+     the blocking-section hooks back if systhreads replaced them. */
+  if (!blocking_hooks_are_ours()) install_blocking_hooks();
+  /* The minor collection is the only caller with caml_oldify_one; the
+     others (major cycle start, compaction) need every root once. */
+  scan_domain(0, (scanner){ f }, f == caml_oldify_one);
 }
 
 void scan_install_hooks(void)
 {
-  boxroot_compat_holds_master_lock = 1;
   previous_scan_hook = caml_scan_roots_hook;
   caml_scan_roots_hook = scan_hook;
-  previous_enter_blocking = caml_enter_blocking_section_hook;
-  caml_enter_blocking_section_hook = enter_blocking_hook;
-  previous_leave_blocking = caml_leave_blocking_section_hook;
-  caml_leave_blocking_section_hook = leave_blocking_hook;
+  install_blocking_hooks();
 }
 
 void scan_remove_hooks(void)
 {
   if (caml_scan_roots_hook == scan_hook) caml_scan_roots_hook = previous_scan_hook;
-  if (caml_enter_blocking_section_hook == enter_blocking_hook)
+  if (caml_enter_blocking_section_hook == boxroot_compat_enter_blocking_hook)
     caml_enter_blocking_section_hook = previous_enter_blocking;
   if (caml_leave_blocking_section_hook == leave_blocking_hook)
     caml_leave_blocking_section_hook = previous_leave_blocking;

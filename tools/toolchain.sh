@@ -13,6 +13,9 @@
 # dune is taken from PATH, or else installed from Debian (apt-get).
 #
 # OCAML_VERSION: 5.3 (default) or 4.14.
+# OCAML_TSAN=1: OCaml 5.3 configured with --enable-tsan (its runtime and
+#   the code it compiles are instrumented for ThreadSanitizer), cached
+#   separately under $BOXROOT_CACHE/ocaml-5.3.0-tsan; never taken from PATH.
 set -euo pipefail
 
 want="${OCAML_VERSION:-}"
@@ -21,6 +24,14 @@ case "${want:-5.3}" in
   4.14|4.14.1) npm_pkg="ocaml@4.14.1000"; full="4.14.1" ;;
   *) echo "toolchain.sh: unsupported OCAML_VERSION=$want (use 5.3 or 4.14)" >&2; exit 2 ;;
 esac
+configure_flags=""
+variant=""
+if [ -n "${OCAML_TSAN:-}" ]; then
+  case "$full" in
+    5.*) configure_flags="--enable-tsan"; variant="-tsan" ;;
+    *) echo "toolchain.sh: OCAML_TSAN needs OCaml 5" >&2; exit 2 ;;
+  esac
+fi
 cache="${BOXROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/boxroot}"
 log() { echo "toolchain: $*" >&2; }
 
@@ -34,35 +45,44 @@ version_ok() { # $1 = version printed by ocamlopt -version
   [ "$major" -gt 4 ] || { [ "$major" -eq 4 ] && [ "$minor" -ge 14 ]; }
 }
 
+apt_install() { # $@ = Debian packages
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq >&2 || true
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
+}
+
 prefix=""
-if [ -z "${BOXROOT_FORCE_BUILD:-}" ] && command -v ocamlopt >/dev/null 2>&1 \
+if [ -z "${BOXROOT_FORCE_BUILD:-}" ] && [ -z "$variant" ] && command -v ocamlopt >/dev/null 2>&1 \
    && version_ok "$(ocamlopt -version)"; then
   prefix="$(cd "$(dirname "$(command -v ocamlopt)")/.." && pwd)"
   log "using ocamlopt $(ocamlopt -version) from PATH ($prefix)"
 else
-  prefix="$cache/ocaml-$full"
+  prefix="$cache/ocaml-$full$variant"
   if [ ! -x "$prefix/bin/ocamlopt" ]; then
-    log "building OCaml $full into $prefix (first use only, a few minutes)"
-    build="$cache/build-$full"
+    log "building OCaml $full$variant into $prefix (first use only, a few minutes)"
+    if [ -n "$variant" ] && [ ! -e /usr/include/libunwind.h ]; then
+      log "installing libunwind-dev from Debian (OCaml's TSan mode needs it)"
+      apt_install libunwind-dev
+    fi
+    build="$cache/build-$full$variant"
     rm -rf "$build"; mkdir -p "$build"
     ( cd "$build" && npm pack --silent "$npm_pkg" >/dev/null && tar xzf ocaml-*.tgz )
     src="$build/package"
-    ( cd "$src" && ./configure --prefix="$prefix" >"$build/configure.log" 2>&1 \
+    ( cd "$src" && ./configure --prefix="$prefix" $configure_flags >"$build/configure.log" 2>&1 \
         || { tail -30 "$build/configure.log" >&2; exit 1; }
       make -j"$(nproc)" >"$build/make.log" 2>&1 \
         || { tail -40 "$build/make.log" >&2; exit 1; }
       make install >"$build/install.log" 2>&1 \
         || { tail -30 "$build/install.log" >&2; exit 1; } )
     rm -rf "$build"
-    log "built OCaml $full"
+    log "built OCaml $full$variant"
   fi
 fi
 
 if ! command -v dune >/dev/null 2>&1; then
   log "installing dune from Debian"
-  if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
-  $sudo apt-get update -qq >&2 || true
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ocaml-dune >&2
+  apt_install ocaml-dune
 fi
 
 libdir="$("$prefix/bin/ocamlopt" -where)"

@@ -1,0 +1,5 @@
+(* Parallel tasks on OCaml 5: domains. *)
+let kind = "domains"
+type 'a t = 'a Domain.t
+let spawn = Domain.spawn
+let join = Domain.join
