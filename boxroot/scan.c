@@ -122,13 +122,15 @@ static void scan_major(struct boxroot_domain *d, scanner sc)
   d->stats.major_scans++;
 }
 
-static void scan_domain(int id, scanner sc, int minor)
+/* `may_adopt` is false on a terminating domain: it would take back its
+   own orphans, which nobody would scan after it is gone. */
+static void scan_domain(int id, scanner sc, int minor, int may_adopt)
 {
   if (boxroot_status() != BOXROOT_RUNNING) return;
   struct boxroot_domain *d = domain_get(id);
   if (d == NULL) return; /* out of memory: it cannot own any pool */
   long t0 = now_ns();
-  domain_adopt_orphans(d);
+  if (may_adopt) domain_adopt_orphans(d);
   domain_reset_cursor(id);
   if (minor) {
     scan_minor(d, sc);
@@ -149,7 +151,8 @@ static void scan_hook(scanning_action f, scanning_action_flags flags,
 {
   if (previous_scan_hook != NULL) previous_scan_hook(f, flags, data, domain);
   scan_domain(domain->id, (scanner){ f, data },
-              (flags & SCANNING_ONLY_YOUNG_VALUES) != 0);
+              (flags & SCANNING_ONLY_YOUNG_VALUES) != 0,
+              !caml_domain_terminating(domain));
 }
 
 /* Runs on the terminating domain, lock held, before its last minor
@@ -187,7 +190,7 @@ static void (*previous_leave_blocking)(void);
 static void scan_hook(scanning_action f)
 {
   if (previous_scan_hook != NULL) previous_scan_hook(f);
-  scan_domain(0, (scanner){ f }, f == caml_oldify_one);
+  scan_domain(0, (scanner){ f }, f == caml_oldify_one, 1);
 }
 
 static void enter_blocking_hook(void)
