@@ -53,7 +53,7 @@ struct chunk {
 };
 
 typedef _Atomic(struct chunk *) page_table_entry;
-static page_table_entry *_Atomic page_table[(size_t)1 << ROOT_LOG_ENTRIES];
+static page_table_entry *_Atomic chunk_page_table[(size_t)1 << ROOT_LOG_ENTRIES];
 
 static pthread_mutex_t chunk_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct chunk *chunks;          /* every chunk, for teardown */
@@ -92,7 +92,7 @@ static struct chunk *chunk_of(void const *addr)
   uint64_t a = (uintptr_t)addr;
   if (a >> ADDRESS_BITS) return NULL;
   page_table_entry *leaf =
-    atomic_load_explicit(&page_table[root_index(a)], memory_order_acquire);
+    atomic_load_explicit(&chunk_page_table[root_index(a)], memory_order_acquire);
   if (leaf == NULL) return NULL;
   return atomic_load_explicit(&leaf[leaf_index(a)], memory_order_acquire);
 }
@@ -105,17 +105,17 @@ static int page_table_register(struct chunk *c)
   uint64_t first = (uintptr_t)c->base, last = first + CHUNK_SIZE - 1;
   if (last >> ADDRESS_BITS) return 0;
   for (uint64_t a = first; a <= last; a += CHUNK_ALIGN) {
-    if (atomic_load_explicit(&page_table[root_index(a)], memory_order_relaxed) != NULL)
+    if (atomic_load_explicit(&chunk_page_table[root_index(a)], memory_order_relaxed) != NULL)
       continue;
     size_t leaf_bytes = sizeof(page_table_entry) << LEAF_LOG_ENTRIES;
     void *leaf = mmap(NULL, leaf_bytes, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (leaf == MAP_FAILED) return 0;
     /* Zero pages are null entries. Leaves live until the process ends. */
-    atomic_store_explicit(&page_table[root_index(a)], leaf, memory_order_release);
+    atomic_store_explicit(&chunk_page_table[root_index(a)], leaf, memory_order_release);
   }
   for (uint64_t a = first; a <= last; a += CHUNK_ALIGN) {
-    page_table_entry *leaf = atomic_load_explicit(&page_table[root_index(a)], memory_order_relaxed);
+    page_table_entry *leaf = atomic_load_explicit(&chunk_page_table[root_index(a)], memory_order_relaxed);
     atomic_store_explicit(&leaf[leaf_index(a)], c, memory_order_release);
   }
   return 1;
@@ -125,7 +125,7 @@ static void page_table_unregister(struct chunk *c)
 {
   uint64_t first = (uintptr_t)c->base, last = first + CHUNK_SIZE - 1;
   for (uint64_t a = first; a <= last; a += CHUNK_ALIGN) {
-    page_table_entry *leaf = atomic_load_explicit(&page_table[root_index(a)], memory_order_relaxed);
+    page_table_entry *leaf = atomic_load_explicit(&chunk_page_table[root_index(a)], memory_order_relaxed);
     atomic_store_explicit(&leaf[leaf_index(a)], NULL, memory_order_release);
   }
 }
