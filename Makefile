@@ -8,7 +8,8 @@ TOOLCHAIN := eval "$$(tools/toolchain.sh)"
 SAN_ENV := OCAMLRUNPARAM=c=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tools/lsan.supp \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe
+TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
+	boxroot/test/test_stats.exe boxroot/test/debug/test_model.exe
 
 .PHONY: all build test test-c test-asan test-valgrind toolchain clean
 

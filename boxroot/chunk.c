@@ -87,7 +87,7 @@ static size_t leaf_index(uint64_t a)
   return (a >> REGION_LOG_SIZE) & (((size_t)1 << LEAF_LOG_ENTRIES) - 1);
 }
 
-static struct chunk *chunk_of(void const *addr)
+static inline __attribute__((always_inline)) struct chunk *chunk_of(void const *addr)
 {
   uint64_t a = (uintptr_t)addr;
   if (a >> ADDRESS_BITS) return NULL;
