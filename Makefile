@@ -11,7 +11,8 @@ SAN_ENV := OCAMLRUNPARAM=c=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
 	boxroot/test/test_stats.exe boxroot/test/debug/test_model.exe
 
-.PHONY: all build test test-c test-asan test-valgrind toolchain clean
+.PHONY: all build test test-c test-asan test-valgrind toolchain clean \
+	test-debug bench-micro-hugepages bench-micro-debug
 
 all: build
 
@@ -27,6 +28,21 @@ test: test-c
 # The C library's tests, driven from OCaml.
 test-c:
 	@$(TOOLCHAIN) && dune build @runtest --force
+
+# Only the debug build's tests (also part of test-c): each misuse aborts
+# a child process with its message; the model test must report nothing.
+test-debug:
+	@$(TOOLCHAIN) && dune build @boxroot/test/debug/runtest --force
+
+# Micro-benchmarks (bench/micro/README.md): huge pages off vs on, and the
+# release vs the debug build. REPS interleaved runs; ARGS for roots_bench.
+bench-micro-hugepages:
+	@$(TOOLCHAIN) && dune build ./bench/micro/roots_bench.exe && \
+	python3 bench/micro/run.py hugepages $${REPS:-7} $(ARGS)
+
+bench-micro-debug:
+	@$(TOOLCHAIN) && dune build ./bench/micro/roots_bench.exe ./bench/micro/debug/roots_bench.exe && \
+	python3 bench/micro/run.py debug $${REPS:-7} $(ARGS)
 
 # The same tests with ASan + UBSan (fails on any report or leak).
 test-asan:

@@ -33,11 +33,12 @@
 #define ROOT_LOG_ENTRIES (ADDRESS_BITS - REGION_LOG_SIZE - LEAF_LOG_ENTRIES)
 
 /* Chunks are advised MADV_HUGEPAGE once this many exist; 0 = never.
-   Overridden by BOXROOT_HUGE_PAGES. Off by default: on the benchmark
-   bench/micro/hugepages.ml (millions of roots, many collections) huge
-   pages gave no measurable gain in scanning time (README in bench/micro),
-   while they make memory reclamation coarser: a decommitted pool splits
-   its huge page, so pools of huge chunks are never decommitted. */
+   Overridden by BOXROOT_HUGE_PAGES. Off by default: on
+   bench/micro/roots_bench (4M-16M roots, random operations, many
+   collections) huge pages gave no reliable gain, in operations or in
+   scanning (bench/micro/README.md), while they make memory reclamation
+   coarser: a decommitted pool would split its huge page, so pools of
+   huge chunks are never decommitted. */
 #define HUGE_PAGES_DEFAULT_THRESHOLD 0
 
 _Static_assert(CHUNK_SIZE % BOXROOT_POOL_SIZE == 0, "pools tile chunks");

@@ -5,7 +5,8 @@
 
    Each round runs OPS_PER_ROUND random operations (roots_bench_stubs.c)
    then a minor collection; every MAJOR_EVERY rounds, a major one. Prints
-   one line of key=value pairs: the time of the rounds, boxroot's own
+   one line of key=value pairs: the time of the rounds (wall and CPU
+   time of the process), boxroot's own
    scanning time (Boxroot.stats), and the huge pages the process used
    (AnonHugePages of /proc/self/smaps_rollup). Environment:
    BOXROOT_HUGE_PAGES (chunk.h) selects huge pages. *)
@@ -13,6 +14,7 @@ external setup : int -> unit = "bench_setup"
 external ops : int -> unit = "bench_ops"
 external teardown : unit -> unit = "bench_teardown"
 external now_ns : unit -> int = "bench_now_ns"
+external cpu_ns : unit -> int = "bench_cpu_ns"
 
 let arg i default =
   if Array.length Sys.argv > i then int_of_string Sys.argv.(i) else default
@@ -35,17 +37,17 @@ let () =
   and per_round = arg 3 1_000_000 and major_every = arg 4 5 in
   let t0 = now_ns () in
   setup roots;
-  let t1 = now_ns () in
+  let t1 = now_ns () and c1 = cpu_ns () in
   for round = 1 to rounds do
     ops per_round;
     if round mod major_every = 0 then Gc.major () else Gc.minor ()
   done;
-  let t2 = now_ns () in
+  let t2 = now_ns () and c2 = cpu_ns () in
   let huge = anon_huge_kb () in
   let st = Option.get (Boxroot.stats ()) in
   teardown ();
-  Printf.printf "setup_ms=%.1f rounds_ms=%.1f minor_scan_ms=%.1f major_scan_ms=%.1f \
+  Printf.printf "setup_ms=%.1f rounds_ms=%.1f rounds_cpu_ms=%.1f minor_scan_ms=%.1f major_scan_ms=%.1f \
                  minor_scans=%d major_scans=%d chunks=%d huge_chunks=%d anon_huge_kb=%d\n"
-    (float (t1 - t0) /. 1e6) (float (t2 - t1) /. 1e6)
+    (float (t1 - t0) /. 1e6) (float (t2 - t1) /. 1e6) (float (c2 - c1) /. 1e6)
     (float st.minor_scan_ns /. 1e6) (float st.major_scan_ns /. 1e6)
     st.minor_scans st.major_scans st.chunks st.huge_page_chunks huge

@@ -36,7 +36,7 @@ def main():
     for rep in range(reps):
         for name, exe, env in (vs if rep % 2 == 0 else vs[::-1]):
             results[name].append(run(exe, env, args))
-    keys = ["setup_ms", "rounds_ms", "minor_scan_ms", "major_scan_ms"]
+    keys = ["setup_ms", "rounds_ms", "rounds_cpu_ms", "minor_scan_ms", "major_scan_ms"]
     print(f"roots_bench {' '.join(args) or '(defaults)'}: {reps} interleaved runs, min / median")
     print(f"{'variant':<16}" + "".join(f"{k:>22}" for k in keys) + "   anon_huge_kb")
     for name, _, _ in vs:
