@@ -8,9 +8,11 @@ TOOLCHAIN := eval "$$(tools/toolchain.sh)"
 SAN_ENV := OCAMLRUNPARAM=c=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tools/lsan.supp \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe
+TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
+	boxroot/test/test_stats.exe boxroot/test/debug/test_model.exe
 
-.PHONY: all build test test-c test-c-414 test-rust test-cpp test-tsan test-asan test-valgrind toolchain clean
+.PHONY: all build test test-c test-c-414 test-rust test-cpp test-tsan test-asan \
+	test-valgrind test-debug bench-micro-hugepages bench-micro-debug toolchain clean
 
 all: build
 
@@ -52,6 +54,21 @@ BUILD_DIR_414 := _build-ocaml-4.14
 test-c-414:
 	@unset OCAMLPATH; export OCAML_VERSION=4.14 && $(TOOLCHAIN) && \
 	dune build --build-dir $(BUILD_DIR_414) @runtest --force
+
+# Only the debug build's tests (also part of test-c): each misuse aborts
+# a child process with its message; the model test must report nothing.
+test-debug:
+	@$(TOOLCHAIN) && dune build @boxroot/test/debug/runtest --force
+
+# Micro-benchmarks (bench/micro/README.md): huge pages off vs on, and the
+# release vs the debug build. REPS interleaved runs; ARGS for roots_bench.
+bench-micro-hugepages:
+	@$(TOOLCHAIN) && dune build ./bench/micro/roots_bench.exe && \
+	python3 bench/micro/run.py hugepages $${REPS:-7} $(ARGS)
+
+bench-micro-debug:
+	@$(TOOLCHAIN) && dune build ./bench/micro/roots_bench.exe ./bench/micro/debug/roots_bench.exe && \
+	python3 bench/micro/run.py debug $${REPS:-7} $(ARGS)
 
 # The same tests with ASan + UBSan (fails on any report or leak).
 # Also the multi-threaded tests (stress test, domain churn, lock detection).

@@ -96,6 +96,9 @@ boxroot boxroot_create_slow(value v)
   return boxroot_create(v);
 }
 
+/* Roots moved by boxroot_modify, per domain (written with its lock). */
+static long modify_moves[BOXROOT_MAX_DOMAINS];
+
 bool boxroot_modify_slow(boxroot *r, value v)
 {
   if (!lock_held_or_fail("boxroot_modify: this thread does not hold the OCaml domain lock"))
@@ -105,6 +108,7 @@ bool boxroot_modify_slow(boxroot *r, value v)
   if (moved == NULL) return false;
   boxroot_delete(*r);
   *r = moved;
+  modify_moves[boxroot_compat_locked_domain()]++;
   return true;
 }
 
@@ -117,6 +121,7 @@ bool boxroot_get_stats(struct boxroot_stats *out)
     out->created += c->created;
     out->deleted_local += c->deleted_local;
     out->deleted_remote_domain += c->deleted_remote;
+    out->modify_moves += modify_moves[i];
     struct boxroot_domain *d = boxroot_domains[i];
     if (d == NULL) continue;
     long counts[3] = { 0, 0, 0 };
@@ -151,6 +156,7 @@ bool boxroot_get_stats(struct boxroot_stats *out)
   out->pools_handed_out = cs.pools_handed_out;
   out->chunk_free_pools_committed = cs.free_pools_committed;
   out->chunk_free_pools_decommitted = cs.free_pools_decommitted;
+  out->huge_page_chunks = cs.huge_page_chunks;
   return true;
 }
 
@@ -162,17 +168,22 @@ void boxroot_print_stats(void)
     return;
   }
   printf("boxroot: %ld roots alive (%ld created, %ld deleted locally, "
-         "%ld from another domain, %ld with no lock)\n",
+         "%ld from another domain, %ld with no lock; %ld moved by modify)\n",
          s.roots_alive, s.created, s.deleted_local, s.deleted_remote_domain,
-         s.deleted_purely_remote);
+         s.deleted_purely_remote, s.modify_moves);
+  printf("boxroot: %ld slots in use (%ld remote deletions collected so far)\n",
+         s.slots_in_use, s.delayed_frees_collected);
   printf("boxroot: pools: %ld young, %ld old, %ld free, %ld orphaned; "
-         "%ld demoted, %ld adopted; %ld slots in use\n",
+         "%ld demoted, %ld adopted\n",
          s.pools_young, s.pools_old, s.pools_free, s.pools_orphaned,
-         s.pools_demoted, s.pools_adopted, s.slots_in_use);
+         s.pools_demoted, s.pools_adopted);
   printf("boxroot: %ld minor scans (%ld slots, %.3f ms), "
          "%ld major scans (%ld slots, %.3f ms)\n",
          s.minor_scans, s.minor_slots_scanned, s.minor_scan_ns / 1e6,
          s.major_scans, s.major_slots_scanned, s.major_scan_ns / 1e6);
-  printf("boxroot: %ld KiB reserved in %ld chunks, %ld pools in use\n",
-         s.reserved_bytes / 1024, s.chunks, s.pools_handed_out);
+  printf("boxroot: %ld KiB reserved in %ld chunks (%ld with huge pages), "
+         "%ld pools in use, %ld free pools committed, %ld decommitted\n",
+         s.reserved_bytes / 1024, s.chunks, s.huge_page_chunks,
+         s.pools_handed_out, s.chunk_free_pools_committed,
+         s.chunk_free_pools_decommitted);
 }

@@ -171,8 +171,11 @@ void boxroot_delete_local_slow(struct boxroot_pool_hot *pool);
 void boxroot_delete_remote(boxroot r);
 bool boxroot_modify_slow(boxroot *r, value v);
 
-#ifdef BOXROOT_DEBUG
-/* Checked entry points (debug.c): every call validates its argument. */
+/* Checked entry points (debug.c): every call validates its argument.
+   debug.c itself defines BOXROOT_DEBUG_IMPLEMENTATION instead of
+   BOXROOT_DEBUG: it sees these declarations, and builds the checked
+   operations on the unchecked fast paths below. */
+#if defined(BOXROOT_DEBUG) || defined(BOXROOT_DEBUG_IMPLEMENTATION)
 value boxroot_debug_get(boxroot r);
 value const *boxroot_debug_get_ref(boxroot r);
 void boxroot_debug_delete(boxroot r);

@@ -1,6 +1,8 @@
-/* The chunk allocator (see chunk.h). All state is under `chunk_lock`;
-   it is taken only on the slow path that needs a new pool or gives one
-   back, never while scanning. */
+/* The chunk allocator and its page table (see chunk.h). All allocator
+   state is under `chunk_lock`; it is taken only on the slow path that
+   needs a new pool or gives one back, never while scanning. The page
+   table and the in-use bits are also read without the lock
+   (chunk_classify): they are atomics, published with release stores. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -12,26 +14,55 @@
 
 /* 4 MiB reserved at a time: 256 pools. Address space is cheap and pages
    are only committed when touched, so the size only bounds how often we
-   call mmap. Aligned to 2 MiB, the x86-64 huge page size. */
+   call mmap. Aligned to 2 MiB, the x86-64 huge page size, which is also
+   the granularity of the page table. */
 #define CHUNK_SIZE ((size_t)4 << 20)
-#define CHUNK_ALIGN ((size_t)2 << 20)
+#define REGION_LOG_SIZE 21
+#define CHUNK_ALIGN ((size_t)1 << REGION_LOG_SIZE)
+#define REGIONS_PER_CHUNK (CHUNK_SIZE / CHUNK_ALIGN)
+#define POOLS_PER_CHUNK (CHUNK_SIZE / BOXROOT_POOL_SIZE)
 /* Free pools kept ready beyond this are decommitted (1 MiB). */
 #define FREE_POOLS_COMMITTED_MAX 64
 
+/* Page table geometry: user-space addresses have at most 48 significant
+   bits on x86-64 and arm64 (Linux maps above only when asked to with a
+   hint). The root level is a static array (64 KiB of zero pages until
+   used); leaves are mapped on demand, each covering 32 GiB. */
+#define ADDRESS_BITS 48
+#define LEAF_LOG_ENTRIES 14
+#define ROOT_LOG_ENTRIES (ADDRESS_BITS - REGION_LOG_SIZE - LEAF_LOG_ENTRIES)
+
+/* Chunks are advised MADV_HUGEPAGE once this many exist; 0 = never.
+   Overridden by BOXROOT_HUGE_PAGES. Off by default: on
+   bench/micro/roots_bench (4M-16M roots, random operations, many
+   collections) huge pages gave no reliable gain, in operations or in
+   scanning (bench/micro/README.md), while they make memory reclamation
+   coarser: a decommitted pool would split its huge page, so pools of
+   huge chunks are never decommitted. */
+#define HUGE_PAGES_DEFAULT_THRESHOLD 0
+
 _Static_assert(CHUNK_SIZE % BOXROOT_POOL_SIZE == 0, "pools tile chunks");
 _Static_assert(CHUNK_ALIGN % BOXROOT_POOL_SIZE == 0, "chunks align pools");
+_Static_assert(CHUNK_SIZE % CHUNK_ALIGN == 0, "chunks tile regions");
+_Static_assert(POOLS_PER_CHUNK % 64 == 0, "in-use bits fill whole words");
 
 struct chunk {
   struct chunk *next;
   char *base;
+  int huge;                    /* advised MADV_HUGEPAGE */
+  _Atomic uint64_t pools_in_use[POOLS_PER_CHUNK / 64];
 };
+
+typedef _Atomic(struct chunk *) page_table_entry;
+static page_table_entry *_Atomic chunk_page_table[(size_t)1 << ROOT_LOG_ENTRIES];
 
 static pthread_mutex_t chunk_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct chunk *chunks;          /* every chunk, for teardown */
-static size_t chunk_count;
+static size_t chunk_count, huge_chunk_count;
 static char *bump, *bump_end;         /* unused tail of the newest chunk */
 static pool *free_committed, *free_decommitted; /* linked through ->next */
 static size_t free_committed_count, free_decommitted_count, handed_out;
+static long huge_pages_threshold = -1; /* -1: not read from the env yet */
 static atomic_long fail_after = -1;   /* testing.h */
 
 void boxroot_testing_fail_pool_allocations_after(long n)
@@ -49,6 +80,111 @@ static int injected_failure(void)
   return 0;
 }
 
+/* ---- page table ---- */
+
+static size_t root_index(uint64_t a) { return a >> (REGION_LOG_SIZE + LEAF_LOG_ENTRIES); }
+static size_t leaf_index(uint64_t a)
+{
+  return (a >> REGION_LOG_SIZE) & (((size_t)1 << LEAF_LOG_ENTRIES) - 1);
+}
+
+static inline __attribute__((always_inline)) struct chunk *chunk_of(void const *addr)
+{
+  uint64_t a = (uintptr_t)addr;
+  if (a >> ADDRESS_BITS) return NULL;
+  page_table_entry *leaf =
+    atomic_load_explicit(&chunk_page_table[root_index(a)], memory_order_acquire);
+  if (leaf == NULL) return NULL;
+  return atomic_load_explicit(&leaf[leaf_index(a)], memory_order_acquire);
+}
+
+/* Points the regions of `c` at it. Lock held. Fails (0) only if the
+   chunk lies beyond the table or a leaf cannot be mapped; then no entry
+   was set. */
+static int page_table_register(struct chunk *c)
+{
+  uint64_t first = (uintptr_t)c->base, last = first + CHUNK_SIZE - 1;
+  if (last >> ADDRESS_BITS) return 0;
+  for (uint64_t a = first; a <= last; a += CHUNK_ALIGN) {
+    if (atomic_load_explicit(&chunk_page_table[root_index(a)], memory_order_relaxed) != NULL)
+      continue;
+    size_t leaf_bytes = sizeof(page_table_entry) << LEAF_LOG_ENTRIES;
+    void *leaf = mmap(NULL, leaf_bytes, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (leaf == MAP_FAILED) return 0;
+    /* Zero pages are null entries. Leaves live until the process ends. */
+    atomic_store_explicit(&chunk_page_table[root_index(a)], leaf, memory_order_release);
+  }
+  for (uint64_t a = first; a <= last; a += CHUNK_ALIGN) {
+    page_table_entry *leaf = atomic_load_explicit(&chunk_page_table[root_index(a)], memory_order_relaxed);
+    atomic_store_explicit(&leaf[leaf_index(a)], c, memory_order_release);
+  }
+  return 1;
+}
+
+static void page_table_unregister(struct chunk *c)
+{
+  uint64_t first = (uintptr_t)c->base, last = first + CHUNK_SIZE - 1;
+  for (uint64_t a = first; a <= last; a += CHUNK_ALIGN) {
+    page_table_entry *leaf = atomic_load_explicit(&chunk_page_table[root_index(a)], memory_order_relaxed);
+    atomic_store_explicit(&leaf[leaf_index(a)], NULL, memory_order_release);
+  }
+}
+
+enum chunk_address_class chunk_classify(void const *addr)
+{
+  struct chunk *c = chunk_of(addr);
+  if (c == NULL) return CHUNK_ADDRESS_FOREIGN;
+  size_t i = ((uintptr_t)addr - (uintptr_t)c->base) / BOXROOT_POOL_SIZE;
+  uint64_t word = atomic_load_explicit(&c->pools_in_use[i / 64], memory_order_acquire);
+  return (word >> (i % 64)) & 1 ? CHUNK_ADDRESS_POOL_USED : CHUNK_ADDRESS_POOL_FREE;
+}
+
+static void set_in_use(pool *p, int in_use)
+{
+  struct chunk *c = chunk_of(p);
+  size_t i = ((uintptr_t)p - (uintptr_t)c->base) / BOXROOT_POOL_SIZE;
+  uint64_t bit = (uint64_t)1 << (i % 64);
+  if (in_use) atomic_fetch_or_explicit(&c->pools_in_use[i / 64], bit, memory_order_release);
+  else atomic_fetch_and_explicit(&c->pools_in_use[i / 64], ~bit, memory_order_release);
+}
+
+/* ---- huge pages ---- */
+
+static long read_huge_pages_threshold(void)
+{
+  char const *s = getenv("BOXROOT_HUGE_PAGES");
+  if (s == NULL || *s == '\0') return HUGE_PAGES_DEFAULT_THRESHOLD;
+  char *end;
+  long n = strtol(s, &end, 10);
+  return *end == '\0' && n >= 0 ? n : HUGE_PAGES_DEFAULT_THRESHOLD;
+}
+
+static void advise_huge(struct chunk *c)
+{
+  if (c->huge) return;
+  /* Fails harmlessly (EINVAL) on kernels without THP. */
+  if (madvise(c->base, CHUNK_SIZE, MADV_HUGEPAGE) == 0) {
+    c->huge = 1;
+    huge_chunk_count++;
+  }
+}
+
+/* Lock held, after a new chunk was added. */
+static void apply_huge_pages_policy(struct chunk *newest)
+{
+  if (huge_pages_threshold < 0) huge_pages_threshold = read_huge_pages_threshold();
+  if (huge_pages_threshold == 0 || chunk_count < (size_t)huge_pages_threshold) return;
+  if (chunk_count == (size_t)huge_pages_threshold) {
+    /* Crossing the threshold: the chunks so far too. */
+    for (struct chunk *c = chunks; c != NULL; c = c->next) advise_huge(c);
+  } else {
+    advise_huge(newest);
+  }
+}
+
+/* ---- chunks and pools ---- */
+
 static char *map_aligned(size_t size, size_t align)
 {
   size_t span = size + align;
@@ -64,15 +200,21 @@ static char *map_aligned(size_t size, size_t align)
 
 static int new_chunk(void)
 {
-  struct chunk *c = malloc(sizeof *c);
+  struct chunk *c = calloc(1, sizeof *c);
   if (c == NULL) return 0;
   c->base = map_aligned(CHUNK_SIZE, CHUNK_ALIGN);
   if (c->base == NULL) { free(c); return 0; }
+  if (!page_table_register(c)) {
+    munmap(c->base, CHUNK_SIZE);
+    free(c);
+    return 0;
+  }
   c->next = chunks;
   chunks = c;
   chunk_count++;
   bump = c->base;
   bump_end = c->base + CHUNK_SIZE;
+  apply_huge_pages_policy(c);
   return 1;
 }
 
@@ -93,7 +235,10 @@ pool *chunk_alloc_pool(void)
     p = (pool *)bump;
     bump += BOXROOT_POOL_SIZE;
   }
-  if (p != NULL) handed_out++;
+  if (p != NULL) {
+    handed_out++;
+    set_in_use(p, 1);
+  }
   pthread_mutex_unlock(&chunk_lock);
   if (p == NULL) errno = ENOMEM;
   return p;
@@ -104,7 +249,8 @@ void chunk_free_pool(pool *p)
   int decommit;
   pthread_mutex_lock(&chunk_lock);
   handed_out--;
-  decommit = free_committed_count >= FREE_POOLS_COMMITTED_MAX;
+  set_in_use(p, 0);
+  decommit = free_committed_count >= FREE_POOLS_COMMITTED_MAX && !chunk_of(p)->huge;
   if (!decommit) {
     p->next = free_committed;
     free_committed = p;
@@ -129,24 +275,15 @@ void chunk_release_all(void)
   while (chunks != NULL) {
     struct chunk *c = chunks;
     chunks = c->next;
+    page_table_unregister(c);
     munmap(c->base, CHUNK_SIZE);
     free(c);
   }
-  chunk_count = 0;
+  chunk_count = huge_chunk_count = 0;
   bump = bump_end = NULL;
   free_committed = free_decommitted = NULL;
   free_committed_count = free_decommitted_count = handed_out = 0;
   pthread_mutex_unlock(&chunk_lock);
-}
-
-int chunk_contains(void const *addr)
-{
-  int found = 0;
-  pthread_mutex_lock(&chunk_lock);
-  for (struct chunk *c = chunks; c != NULL && !found; c = c->next)
-    found = (char const *)addr >= c->base && (char const *)addr < c->base + CHUNK_SIZE;
-  pthread_mutex_unlock(&chunk_lock);
-  return found;
 }
 
 void chunk_get_stats(struct chunk_stats *out)
@@ -157,5 +294,6 @@ void chunk_get_stats(struct chunk_stats *out)
   out->pools_handed_out = handed_out;
   out->free_pools_committed = free_committed_count;
   out->free_pools_decommitted = free_decommitted_count;
+  out->huge_page_chunks = huge_chunk_count;
   pthread_mutex_unlock(&chunk_lock);
 }

@@ -4,20 +4,25 @@
 #include "boxroot.h"
 #include "boxroot_stats.h"
 
+/* The fields of Boxroot.stats, in the record's order. */
+#define OCAML_STATS_FIELDS(X) \
+  X(roots_alive) X(created) X(deleted_local) X(deleted_remote_domain) \
+  X(deleted_purely_remote) X(modify_moves) X(slots_in_use) \
+  X(delayed_frees_collected) X(pools_young) X(pools_old) X(pools_free) \
+  X(pools_orphaned) X(pools_demoted) X(pools_adopted) X(minor_scans) \
+  X(major_scans) X(minor_slots_scanned) X(major_slots_scanned) \
+  X(minor_scan_ns) X(major_scan_ns) X(chunks) X(reserved_bytes) \
+  X(huge_page_chunks) X(pools_handed_out) X(chunk_free_pools_committed) \
+  X(chunk_free_pools_decommitted)
+
 value boxroot_ml_stats(value unit)
 {
   CAMLparam1(unit);
   CAMLlocal1(record);
   struct boxroot_stats s;
-  (void)unit;
   if (!boxroot_get_stats(&s)) CAMLreturn(Val_none);
-  long fields[] = {
-    s.roots_alive, s.created, s.deleted_local, s.deleted_remote_domain,
-    s.deleted_purely_remote, s.slots_in_use, s.pools_young, s.pools_old,
-    s.pools_free, s.pools_orphaned, s.minor_scans, s.major_scans,
-    s.minor_slots_scanned, s.major_slots_scanned, s.minor_scan_ns,
-    s.major_scan_ns, s.reserved_bytes, s.pools_handed_out,
-  };
+#define FIELD_VALUE(f) s.f,
+  long fields[] = { OCAML_STATS_FIELDS(FIELD_VALUE) };
   size_t n = sizeof fields / sizeof fields[0];
   record = caml_alloc_tuple(n);
   for (size_t i = 0; i < n; i++) Store_field(record, i, Val_long(fields[i]));

@@ -46,6 +46,7 @@
    there directly). Readers sum them under `counts_lock`. */
 #include <pthread.h>
 #include "boxroot.h"
+#include "debug.h"
 #include "domain.h"
 #include "remote.h"
 
@@ -114,7 +115,9 @@ void boxroot_delete_remote(boxroot r)
   pool *p = pool_of_slot(slot);
   size_t i = (size_t)(slot - p->slots);
   size_t w = i / (8 * sizeof(uintptr_t)), b = i % (8 * sizeof(uintptr_t));
-  atomic_fetch_or(&p->delayed_bits[w], (uintptr_t)1 << b);          /* D1 */
+  uintptr_t bit = (uintptr_t)1 << b;
+  uintptr_t before = atomic_fetch_or(&p->delayed_bits[w], bit);     /* D1 */
+  debug_check_remote_delete(r, (before & bit) != 0);
   if (atomic_load(&p->delayed_pending) == 0
       && atomic_exchange(&p->delayed_pending, 1) == 0) {             /* D2 */
     int owner = __atomic_load_n(&p->hot.owner, __ATOMIC_RELAXED);
@@ -139,7 +142,9 @@ int remote_collect(pool *p)
     while (bits != 0) {
       int b = __builtin_ctzl(bits);
       bits &= bits - 1;
-      pool_free_slot(p, &p->slots[w * 8 * sizeof(uintptr_t) + b]);
+      void **slot = &p->slots[w * 8 * sizeof(uintptr_t) + b];
+      debug_check_delayed_free(p, slot);
+      pool_free_slot(p, slot);
       freed++;
     }
   }

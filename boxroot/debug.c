@@ -1,0 +1,167 @@
+/* The debug build: checked operations (library boxroot.debug; programs
+   compile their own C code with -DBOXROOT_DEBUG so that boxroot.h routes
+   every operation here).
+
+   Each operation checks its argument, then runs the ordinary fast path.
+   On misuse it prints "boxroot debug: OP(ADDRESS): WHAT" on stderr and
+   aborts, so that a debugger or a core dump shows the faulty call.
+
+   What is checked, in O(1) and without a lock:
+   - A root (get, get_ref, modify, delete) must be an allocated slot of a
+     pool in use: the page table (chunk.c) tells whether the address lies
+     in a pool handed out by the chunk allocator; the slot must lie in
+     the part of the pool handed out since it was last emptied (below
+     `fresh`, pool.h), must not hold a free-list link (pool.h: a free slot
+     points into its own pool), and must not be marked in the delayed-
+     free bitmap (remote.c: deleted by another thread, not yet collected).
+   - Deletions racing from two threads: the remote path reports a delayed-
+     free bit that was already set, and the owner reports a slot already
+     free when it collects delayed frees (hooks in debug.h).
+   - A value (create, modify) must look like an OCaml value: an
+     immediate, or a word-aligned pointer above the first page that is not
+     inside one of our pools (a boxroot passed instead of its value).
+   - create, modify and get need the domain lock. The release build makes
+     create and modify fail with EPERM; here it is a misuse and aborts:
+     the API requires the lock, a program that ignores the NULL/false
+     result crashes later far from the cause, and the abort points at
+     the call instead.
+   Not detected: a deleted root whose slot a later create reused (the slot
+   is live again), and a deletion racing with the reuse of its slot;
+   values that pass the cheap tests but are not OCaml values.
+
+   Checks that run on a thread other than the pool's owner read the
+   owner's fields (`fresh`, the slot) without synchronisation: for a live
+   root they are stable (a root's slot is only written by its user and by
+   the GC; `fresh` only grows while the pool holds roots), so the answer
+   is exact for correct programs and best-effort for racy misuses. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+/* The unchecked fast paths, plus the declarations of the checked ones
+   (boxroot.h). */
+#undef BOXROOT_DEBUG
+#define BOXROOT_DEBUG_IMPLEMENTATION
+#include "boxroot.h"
+#include "chunk.h"
+#include "debug.h"
+#include "pool.h"
+
+/* No OCaml block lives in the first page (never mapped on our targets). */
+#define LOWEST_BLOCK_ADDRESS 4096
+#define BITS_PER_WORD (8 * sizeof(uintptr_t))
+
+_Noreturn void boxroot_debug_misuse(char const *op, void const *addr,
+                                    char const *what_format, ...)
+{
+  char what[512];
+  va_list args;
+  va_start(args, what_format);
+  vsnprintf(what, sizeof what, what_format, args);
+  va_end(args);
+  fprintf(stderr, "boxroot debug: %s(%p): %s\n", op, addr, what);
+  fflush(stderr);
+  abort();
+}
+
+static int delayed_free_pending(pool *p, void **slot)
+{
+  size_t i = (size_t)(slot - p->slots);
+  uintptr_t word = atomic_load_explicit(&p->delayed_bits[i / BITS_PER_WORD],
+                                        memory_order_relaxed);
+  return (word >> (i % BITS_PER_WORD)) & 1;
+}
+
+static void check_root(char const *op, boxroot r)
+{
+  void **slot = (void **)r;
+  if (r == NULL)
+    boxroot_debug_misuse(op, r, "NULL is not a root (an unchecked failure of "
+                         "boxroot_create?)");
+  if ((uintptr_t)r % sizeof(void *) != 0)
+    boxroot_debug_misuse(op, r, "not a root: misaligned address");
+  switch (chunk_classify(r)) {
+  case CHUNK_ADDRESS_FOREIGN:
+    boxroot_debug_misuse(op, r, "not a root: this address is in no boxroot "
+                         "pool (a foreign pointer, a stack address, or garbage)");
+  case CHUNK_ADDRESS_POOL_FREE:
+    boxroot_debug_misuse(op, r, "not a live root: its pool holds no root any "
+                         "more (use after delete, or double delete)");
+  case CHUNK_ADDRESS_POOL_USED:
+    break;
+  }
+  pool *p = pool_of_slot(slot);
+  if (slot < p->slots || slot >= pool_end(p))
+    boxroot_debug_misuse(op, r, "not a root: this address is in a pool "
+                         "header (garbage)");
+  if (slot >= __atomic_load_n(&p->fresh, __ATOMIC_RELAXED))
+    boxroot_debug_misuse(op, r, "not a live root: this slot is not allocated "
+                         "(use after delete, double delete, or garbage)");
+  if (pool_slot_is_free(p, __atomic_load_n(slot, __ATOMIC_RELAXED)))
+    boxroot_debug_misuse(op, r, "not a live root: this root was deleted "
+                         "(use after delete, or double delete)");
+  if (delayed_free_pending(p, slot))
+    boxroot_debug_misuse(op, r, "not a live root: this root was deleted by "
+                         "another thread (use after delete, or double delete)");
+}
+
+/* `root` is the root being set, or NULL for create. */
+static void check_value(char const *op, boxroot root, value v)
+{
+  char const *why = NULL;
+  if (Is_long(v)) return;
+  if (v < LOWEST_BLOCK_ADDRESS) why = "a null or near-null pointer";
+  else if (v % sizeof(value) != 0) why = "a misaligned pointer";
+  else if (chunk_contains((void *)v))
+    why = "a pointer into a boxroot pool: a boxroot passed instead of its "
+          "value? (use boxroot_get)";
+  if (why == NULL) return;
+  if (root == NULL)
+    boxroot_debug_misuse(op, (void *)v, "not an OCaml value: %s", why);
+  boxroot_debug_misuse(op, root, "the new value %p is not an OCaml value: %s",
+                       (void *)v, why);
+}
+
+static void check_lock(char const *op, void const *addr)
+{
+  if (boxroot_compat_locked_domain() < 0)
+    boxroot_debug_misuse(op, addr, "this thread does not hold the OCaml "
+                         "domain lock");
+}
+
+boxroot boxroot_debug_create(value v)
+{
+  check_lock("boxroot_create", (void *)v);
+  check_value("boxroot_create", NULL, v);
+  return boxroot_create(v);
+}
+
+value boxroot_debug_get(boxroot r)
+{
+  check_root("boxroot_get", r);
+  check_lock("boxroot_get", r);
+  return boxroot_get(r);
+}
+
+value const *boxroot_debug_get_ref(boxroot r)
+{
+  /* Computing the address needs no lock; reading through it does, but
+     that happens in the caller's code. */
+  check_root("boxroot_get_ref", r);
+  return boxroot_get_ref(r);
+}
+
+void boxroot_debug_delete(boxroot r)
+{
+  check_root("boxroot_delete", r);
+  boxroot_delete(r);
+}
+
+bool boxroot_debug_modify(boxroot *r, value v)
+{
+  if (r == NULL)
+    boxroot_debug_misuse("boxroot_modify", r, "NULL is not the address of a root");
+  check_root("boxroot_modify", *r);
+  check_lock("boxroot_modify", *r);
+  check_value("boxroot_modify", *r, v);
+  return boxroot_modify(r, v);
+}

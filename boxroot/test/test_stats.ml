@@ -1,0 +1,145 @@
+(* Statistics are exact (issue 6): a scenario whose every count is known
+   in advance, checked field by field through the OCaml module Boxroot
+   after each step. Single domain; test_stats_domains.ml covers domains.
+
+   The expected numbers follow from the allocator's policy (pool.h,
+   domain.h): pools of S slots handed out in batches of B, scanned up to
+   their last batch; a young pool becomes old after a minor collection; an
+   old pool with fewer than S/2 roots is reused (demoted) before a new
+   pool is taken. The scenario holds n = 2.5 S roots in three pools A, B,
+   C (A and B full, C half full). *)
+open Boxroot_test
+
+external pool_slots : unit -> int = "stats_pool_slots"
+external fresh_batch : unit -> int = "stats_fresh_batch"
+external pool_low_mark : unit -> int = "stats_pool_low_mark"
+external multicore : unit -> bool = "stats_multicore"
+
+let chunk_bytes = 4 lsl 20 (* CHUNK_SIZE, chunk.c *)
+
+let s = pool_slots () and b = fresh_batch ()
+let n = 5 * s / 2
+let round_up x = (x + b - 1) / b * b
+
+let get_stats () =
+  match Boxroot.stats () with
+  | Some st -> st
+  | None -> check false "no statistics while boxroot runs"; exit 1
+
+(* Expected values of the fields this test predicts exactly. *)
+type expected = {
+  alive : int; created : int; local : int; purely_remote : int;
+  moves : int; in_use : int; collected : int;
+  young : int; old : int; free : int; demoted : int;
+  minor_slots : int; handed_out : int;
+}
+
+let gc_minors () = (Gc.quick_stat ()).minor_collections
+let gc_majors () = (Gc.quick_stat ()).major_collections
+let minor0 = ref 0 and major0 = ref 0
+
+let expect step e =
+  let st = get_stats () in
+  let eq what got want =
+    check (got = want) "%s: %s = %d, expected %d" step what got want in
+  eq "roots_alive" st.roots_alive e.alive;
+  eq "created" st.created e.created;
+  eq "deleted_local" st.deleted_local e.local;
+  eq "deleted_remote_domain" st.deleted_remote_domain 0;
+  eq "deleted_purely_remote" st.deleted_purely_remote e.purely_remote;
+  eq "modify_moves" st.modify_moves e.moves;
+  eq "slots_in_use" st.slots_in_use e.in_use;
+  eq "delayed_frees_collected" st.delayed_frees_collected e.collected;
+  eq "pools_young" st.pools_young e.young;
+  eq "pools_old" st.pools_old e.old;
+  eq "pools_free" st.pools_free e.free;
+  eq "pools_orphaned" st.pools_orphaned 0;
+  eq "pools_demoted" st.pools_demoted e.demoted;
+  eq "pools_adopted" st.pools_adopted 0;
+  eq "minor_slots_scanned" st.minor_slots_scanned e.minor_slots;
+  eq "pools_handed_out" st.pools_handed_out e.handed_out;
+  eq "chunks" st.chunks 1;
+  eq "reserved_bytes" st.reserved_bytes chunk_bytes;
+  eq "huge_page_chunks" st.huge_page_chunks 0;
+  eq "chunk_free_pools_decommitted" st.chunk_free_pools_decommitted 0;
+  (* One domain: one scan per collection. *)
+  eq "minor_scans" st.minor_scans (gc_minors () - !minor0);
+  if multicore () then
+    (* OCaml 5 scans the roots when a major cycle ends and the next
+       begins: once per major collection. *)
+    eq "major_scans" st.major_scans (gc_majors () - !major0);
+  st
+
+let () =
+  check (Boxroot.stats () = None) "statistics before the first root";
+  let values = Array.init n (fun i -> ref i) in
+  let roots = Array.make n (Obj.magic 0 : root) in
+  Gc.full_major ();
+  minor0 := gc_minors ();
+  major0 := gc_majors ();
+  (* 1. n roots, and no collection meanwhile (the loop does not allocate). *)
+  for i = 0 to n - 1 do roots.(i) <- create values.(i) done;
+  check (gc_minors () = !minor0) "a collection ran while creating the roots";
+  let e = { alive = n; created = n; local = 0; purely_remote = 0; moves = 0;
+            in_use = n; collected = 0; young = 3; old = 0; free = 0;
+            demoted = 0; minor_slots = 0; handed_out = 3 } in
+  let st = expect "1 (created)" e in
+  check (st.minor_scans = 0 && st.major_scans = 0) "scans before any collection";
+  (* 2. A minor collection scans the three young pools up to their last
+     batch, and makes them old. *)
+  Gc.minor ();
+  let e = { e with young = 0; old = 3; minor_slots = 2 * s + round_up (n - 2 * s) } in
+  let st = expect "2 (minor)" e in
+  check (st.minor_scans >= 1) "minor scans: %d" st.minor_scans;
+  check (st.minor_scan_ns > 0) "minor scan time: %d ns" st.minor_scan_ns;
+  let major_before = st.major_scans and major_slots_before = st.major_slots_scanned in
+  (* 3. 3/4 of A deleted locally. *)
+  let m = 3 * s / 4 in
+  for i = 0 to m - 1 do delete roots.(i) done;
+  let e = { e with alive = n - m; local = m; in_use = n - m } in
+  ignore (expect "3 (local deletes)" e);
+  (* 4. k roots of B deleted from a blocking section: counted at once,
+     collected at the next scan. *)
+  let k = 7 * s / 20 in
+  for i = s to s + k - 1 do delete_unlocked roots.(i) done;
+  let e = { e with alive = n - m - k; purely_remote = k } in
+  ignore (expect "4 (unlocked deletes)" e);
+  Gc.minor ();
+  let e = { e with in_use = n - m - k; collected = k } in
+  ignore (expect "5 (minor: remote deletes collected)" e);
+  (* 6. A young value into C's first root (old pool): the root moves. A
+     has fewer than S/2 roots, so it becomes the current pool again. *)
+  let moved = modify roots.(2 * s) (ref (-1)) in
+  check (!(Obj.obj (get moved) : int ref) = -1) "moved root's value";
+  let e = { e with created = n + 1; local = m + 1; moves = 1; young = 1; old = 2;
+                   demoted = 1 } in
+  ignore (expect "6 (modify moves a root)" e);
+  check (s - m < pool_low_mark ()) "scenario: A must be below the low mark";
+  (* 7. The minor scan covers A, whose every slot was handed out. *)
+  Gc.minor ();
+  let e = { e with young = 0; old = 3; minor_slots = e.minor_slots + s } in
+  ignore (expect "7 (minor)" e);
+  check (!(Obj.obj (get moved) : int ref) = -1) "moved root's value after a minor GC";
+  (* 8. Major scans: each scans every pool up to its last live root: A and
+     B to their end, C (roots at slots 1 .. n-2S-1) up to slot n-2S. *)
+  Gc.full_major ();
+  let st = expect "8 (full major)" e in
+  let scans = st.major_scans - major_before in
+  check (scans >= 1) "full_major made no major scan";
+  check (st.major_slots_scanned - major_slots_before = scans * (2 * s + (n - 2 * s)))
+    "major slots scanned: %d in %d scans, expected %d per scan"
+    (st.major_slots_scanned - major_slots_before) scans (2 * s + (n - 2 * s));
+  check (st.major_scan_ns > 0) "major scan time: %d ns" st.major_scan_ns;
+  (* 9. Everything deleted: the three pools go back to the free ring. *)
+  delete moved;
+  Array.iteri (fun i r -> if i >= m && not (i >= s && i < s + k) && i <> 2 * s then delete r) roots;
+  let e = { e with alive = 0; local = e.local + (n - m - k); in_use = 0;
+                   old = 0; free = 3 } in
+  ignore (expect "9 (all deleted)" e);
+  Gc.minor ();
+  Gc.full_major ();
+  let st = expect "10 (collections with no root)" e in
+  check (st.major_slots_scanned - major_slots_before = scans * n)
+    "major scans of empty rings scanned slots";
+  Boxroot.print_stats ();
+  finish "test_stats"
