@@ -123,7 +123,9 @@ static void check_value(char const *op, boxroot root, value v)
 
 static void check_lock(char const *op, void const *addr)
 {
-  if (boxroot_compat_locked_domain() < 0)
+  /* The slow check: on OCaml 4.14 the inline one cannot tell before
+     setup, or after systhreads replaced our hooks (ocaml_compat.h). */
+  if (!boxroot_compat_lock_held_slow())
     boxroot_debug_misuse(op, addr, "this thread does not hold the OCaml "
                          "domain lock");
 }
