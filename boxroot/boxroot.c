@@ -112,6 +112,8 @@ bool boxroot_modify_slow(boxroot *r, value v)
   return true;
 }
 
+const size_t boxroot_stats_size = sizeof(struct boxroot_stats);
+
 bool boxroot_get_stats(struct boxroot_stats *out)
 {
   memset(out, 0, sizeof *out);

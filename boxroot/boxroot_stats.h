@@ -15,6 +15,7 @@
 #define BOXROOT_STATS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,6 +47,10 @@ struct boxroot_stats {
    caller knows the others are idle); otherwise a close snapshot. Needs
    the domain lock. Returns false if boxroot is not running. */
 bool boxroot_get_stats(struct boxroot_stats *out);
+
+/* sizeof(struct boxroot_stats), for bindings that mirror the struct
+   (the Rust crate checks its layout against it). */
+extern const size_t boxroot_stats_size;
 
 #ifdef __cplusplus
 }

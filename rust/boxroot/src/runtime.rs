@@ -143,6 +143,12 @@ impl Runtime {
     /// The C library's statistics (roots alive, pools, scanning work), or
     /// `None` if boxroot is not running.
     pub fn stats(&self) -> Option<crate::Stats> {
+        // Guards the FFI: the C library writes a whole `struct boxroot_stats`.
+        assert_eq!(
+            unsafe { sys::boxroot_stats_size },
+            core::mem::size_of::<crate::Stats>(),
+            "Stats does not mirror struct boxroot_stats"
+        );
         let mut stats = crate::Stats::default();
         // SAFETY: the lock is held, as boxroot_get_stats requires.
         if unsafe { sys::boxroot_get_stats(&mut stats) } {

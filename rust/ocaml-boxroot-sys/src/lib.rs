@@ -117,8 +117,12 @@ pub struct Stats {
     pub deleted_remote_domain: core::ffi::c_long,
     /// Deleted by a thread that held no domain lock.
     pub deleted_purely_remote: core::ffi::c_long,
+    /// Roots moved by boxroot_modify.
+    pub modify_moves: core::ffi::c_long,
     /// Includes remote deletions not yet collected.
     pub slots_in_use: core::ffi::c_long,
+    /// Remote deletions applied by the owner.
+    pub delayed_frees_collected: core::ffi::c_long,
     /// Pools scanned at every minor collection.
     pub pools_young: core::ffi::c_long,
     /// Pools scanned at major collections only.
@@ -131,8 +135,6 @@ pub struct Stats {
     pub pools_demoted: core::ffi::c_long,
     /// Orphan pools taken over by a domain.
     pub pools_adopted: core::ffi::c_long,
-    /// Remote deletions applied by the owner.
-    pub delayed_frees_collected: core::ffi::c_long,
     /// Minor collections scanned (summed over domains).
     pub minor_scans: core::ffi::c_long,
     /// Major cycles scanned (summed over domains).
@@ -149,6 +151,8 @@ pub struct Stats {
     pub chunks: core::ffi::c_long,
     /// Address space reserved for pools.
     pub reserved_bytes: core::ffi::c_long,
+    /// See `boxroot_stats.h`.
+    pub huge_page_chunks: core::ffi::c_long,
     /// Pools in use by domains.
     pub pools_handed_out: core::ffi::c_long,
     /// Free pools kept with their memory.
@@ -161,4 +165,7 @@ extern "C" {
     /// Fills `*out` (extension, see [`Stats`]). Needs the domain lock.
     /// Returns `false` if boxroot is not running.
     pub fn boxroot_get_stats(out: *mut Stats) -> bool;
+    /// `sizeof(struct boxroot_stats)` in the C library this crate links,
+    /// to check that [`Stats`] has the same layout.
+    pub static boxroot_stats_size: usize;
 }

@@ -33,6 +33,12 @@ fn error_string() -> String {
 }
 
 fn stats() -> Stats {
+    // A layout mismatch would let the C library write past `s`.
+    assert_eq!(
+        unsafe { boxroot_stats_size },
+        std::mem::size_of::<Stats>(),
+        "Stats does not mirror struct boxroot_stats"
+    );
     let mut s = Stats::default();
     assert!(unsafe { boxroot_get_stats(&mut s) });
     s
