@@ -16,7 +16,7 @@
      free bitmap (remote.c: deleted by another thread, not yet collected).
    - Deletions racing from two threads: the remote path reports a delayed-
      free bit that was already set, and the owner reports a slot already
-     free when it collects delayed frees (hooks in debug.h).
+     free when it collects delayed frees (hooks in checks.h).
    - A value (create, modify) must look like an OCaml value: an
      immediate, or a word-aligned pointer above the first page that is not
      inside one of our pools (a boxroot passed instead of its value).
@@ -43,7 +43,7 @@
 #define BOXROOT_DEBUG_IMPLEMENTATION
 #include "boxroot.h"
 #include "chunk.h"
-#include "debug.h"
+#include "checks.h"
 #include "pool.h"
 
 /* No OCaml block lives in the first page (never mapped on our targets). */

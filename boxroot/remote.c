@@ -46,7 +46,7 @@
    there directly). Readers sum them under `counts_lock`. */
 #include <pthread.h>
 #include "boxroot.h"
-#include "debug.h"
+#include "checks.h"
 #include "domain.h"
 #include "remote.h"
 

@@ -1,4 +1,4 @@
-/* The debug build's hooks inside the library (definitions in debug.c).
+/* checks.h (not debug.h: <debug/debug.h> is libstdc++'s): the debug build's hooks inside the library (definitions in debug.c).
 
    In the release build every hook below is an empty inline function, so
    the code that calls them compiles exactly as without them. */
