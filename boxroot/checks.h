@@ -1,4 +1,6 @@
-/* checks.h (not debug.h: <debug/debug.h> is libstdc++'s): the debug build's hooks inside the library (definitions in debug.c).
+/* The debug build's hooks inside the library (definitions in debug.c).
+   Not named debug.h: boxroot/debug/debug.h would shadow libstdc++'s
+   <debug/debug.h> for C++ code compiled with -I boxroot.
 
    In the release build every hook below is an empty inline function, so
    the code that calls them compiles exactly as without them. */
