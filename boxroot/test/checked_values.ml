@@ -1,5 +1,5 @@
-(* Values that only roots keep alive, for the multi-threaded tests
-   (test_stress, test_churn), after test_model's scheme: a root travels
+(* Values that only roots keep alive, for test_model and the
+   multi-threaded tests (test_stress, test_churn): a root travels
    with a description of the value it must hold; the value itself is held
    by the root alone, so a root that lost its value or missed a move shows
    as a wrong value or a crash. Values of released roots go into a weak
@@ -11,13 +11,19 @@ type expected =
   | Imm of int          (* an immediate *)
   | Young of int        (* a small block, allocated in the minor heap *)
   | Old of int          (* a block allocated directly in the major heap *)
+  | Static of int       (* a constant the compiler placed out of the heap *)
 
 type small = { id : int; text : string }
+
+let statics = [| "static zero"; "static one"; "static two" |]
+let static_list = [ 1; 2; 3 ]
+let static k = if k = 3 then Obj.repr static_list else Obj.repr statics.(k)
 
 let make = function
   | Imm i -> Obj.repr i
   | Young id -> Obj.repr { id; text = string_of_int id }
   | Old id -> Obj.repr (Array.make 300 id) (* > Max_young_wosize *)
+  | Static k -> static k
 
 let holds v = function
   | Imm i -> Obj.is_int v && (Obj.obj v : int) = i
@@ -27,11 +33,13 @@ let holds v = function
   | Old id ->
     Obj.is_block v && Obj.size v = 300
     && (let a : int array = Obj.obj v in a.(0) = id && a.(299) = id)
+  | Static k -> v == static k
 
 let describe = function
   | Imm i -> Printf.sprintf "Imm %d" i
   | Young i -> Printf.sprintf "Young %d" i
   | Old i -> Printf.sprintf "Old %d" i
+  | Static k -> Printf.sprintf "Static %d" k
 
 (* Ids unique across threads and domains: [worker] in the low bits. *)
 let random_expected rng ~worker ~counter =
@@ -61,7 +69,7 @@ module Released = struct
   (* Call before the root that holds [expect] is deleted or modified. *)
   let add t (it : item) =
     match it.expect with
-    | Imm _ -> ()
+    | Imm _ | Static _ -> () (* not in the heap: nothing to release *)
     | Young _ | Old _ ->
       let ix = t.next in
       t.next <- (ix + 1) mod t.size;

@@ -16,39 +16,12 @@ let ops = env_int "BOXROOT_TEST_OPS" 1_000_000
 let seed = env_int "BOXROOT_TEST_SEED" 42
 let nslots = 5_000
 
-(* What a root must hold. *)
-type expected =
-  | Imm of int            (* an immediate *)
-  | Young of int          (* a fresh small block: { id; text } *)
-  | Old of int            (* a block allocated directly in the major heap *)
-  | Static of int         (* a constant the compiler placed out of the heap *)
-
-let statics = [| "static zero"; "static one"; "static two" |]
-let static_list = [ 1; 2; 3 ]
-
-type small = { id : int; text : string }
-
-let make_value = function
-  | Imm i -> Obj.repr i
-  | Young id -> Obj.repr { id; text = string_of_int id }
-  | Old id -> Obj.repr (Array.make 300 id) (* > Max_young_wosize: major heap *)
-  | Static k -> if k = 3 then Obj.repr static_list else Obj.repr statics.(k)
-
-let holds v = function
-  | Imm i -> Obj.is_int v && (Obj.obj v : int) = i
-  | Young id ->
-    Obj.is_block v && Obj.size v = 2
-    && (let s : small = Obj.obj v in s.id = id && s.text = string_of_int id)
-  | Old id ->
-    Obj.is_block v && Obj.size v = 300
-    && (let a : int array = Obj.obj v in a.(0) = id && a.(299) = id)
-  | Static k -> if k = 3 then v == Obj.repr static_list else v == Obj.repr statics.(k)
-
-let describe = function
-  | Imm i -> Printf.sprintf "Imm %d" i
-  | Young i -> Printf.sprintf "Young %d" i
-  | Old i -> Printf.sprintf "Old %d" i
-  | Static k -> Printf.sprintf "Static %d" k
+(* What a root must hold, how to make it and check it. *)
+type expected = Checked_values.expected =
+  | Imm of int | Young of int | Old of int | Static of int
+let make_value = Checked_values.make
+let holds = Checked_values.holds
+let describe = Checked_values.describe
 
 type slot = { mutable root : root; mutable expect : expected; mutable weak_ix : int }
 let slots : slot option array = Array.make nslots None
