@@ -10,7 +10,7 @@ SAN_ENV := OCAMLRUNPARAM=c=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe
 
-.PHONY: all build test test-c test-asan test-valgrind toolchain clean
+.PHONY: all build test test-c test-asan test-valgrind toolchain clean bench bench-full bench-build
 
 all: build
 
@@ -44,3 +44,20 @@ test-valgrind:
 
 clean:
 	dune clean 2>/dev/null || rm -rf _build
+
+# The benchmark suite (bench/run.py; results in bench/results/<mode>/).
+# Upstream boxroot 0.4 is fetched with cargo on first use, matplotlib is
+# installed in a venv under ~/.cache/boxroot on first use.
+# BENCH_ARGS passes options to run.py, e.g. BENCH_ARGS="--only perm_count".
+# A build directory of its own: the release profile (cross-module inlining,
+# which the dev profile's -opaque prevents) without rebuilding _build.
+BENCH_BUILD_DIR := $(CURDIR)/bench/_build
+bench-build:
+	@$(TOOLCHAIN) && dune build --profile release --build-dir $(BENCH_BUILD_DIR) @bench/all
+
+bench: bench-build
+	@$(TOOLCHAIN) && python3 bench/run.py --mode quick $(BENCH_ARGS)
+
+bench-full: bench-build
+	@$(TOOLCHAIN) && python3 bench/run.py --mode full $(BENCH_ARGS)
+
