@@ -11,7 +11,7 @@ struct boxroot_domain *boxroot_domains[BOXROOT_MAX_DOMAINS];
    create fast path falls through to the slow path without a NULL test. */
 struct boxroot_pool_hot boxroot_empty_pool = {
   .free_list = (void **)&boxroot_empty_pool, .alloc_count = 0,
-  .owner = BOXROOT_NO_OWNER, .cls = CLASS_NONE, .low_mark = 0,
+  .owner = BOXROOT_NO_OWNER, .cls = CLASS_NONE,
 };
 
 struct boxroot_alloc_cursor boxroot_alloc_cursor[BOXROOT_MAX_DOMAINS] = {
