@@ -545,6 +545,9 @@ def ensure_matplotlib():
     os.execv(py, [py] + sys.argv)
 
 
+CHART_FORMAT = "svg"
+
+
 def make_charts(agg, paper, paper_col, outdir):
     try:
         import matplotlib
@@ -560,8 +563,10 @@ def make_charts(agg, paper, paper_col, outdir):
               "upstream-callee": "#98df8a", "upstream-caller": "#2ca02c"}
 
     def save(fig, name):
+        name = name.replace(".svg", "." + CHART_FORMAT)
         fig.tight_layout()
-        fig.savefig(os.path.join(outdir, name), metadata={"Date": None})
+        fig.savefig(os.path.join(outdir, name), dpi=110,
+                    metadata={"Date": None} if CHART_FORMAT == "svg" else None)
         plt.close(fig)
         files.append(name)
 
@@ -705,9 +710,12 @@ def main():
     ap.add_argument("--build", default=DEFAULT_BUILD)
     ap.add_argument("--out", help="output directory (default bench/results/<mode>)")
     ap.add_argument("--no-charts", action="store_true")
+    ap.add_argument("--chart-format", choices=["svg", "png"], default="svg")
     ap.add_argument("--report-only", metavar="RESULTS_JSON")
     a = ap.parse_args()
     charts = not a.no_charts and ensure_matplotlib()
+    global CHART_FORMAT
+    CHART_FORMAT = a.chart_format
 
     if a.report_only:
         with open(a.report_only) as f:
