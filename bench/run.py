@@ -75,7 +75,7 @@ ALL_BENCHES = GLOBAL_BENCHES + ["local_roots", "ops", "latency", "parallel"]
 MODES = {
     # The quick form: `make bench`. Paper parameters except perm_count
     # (n=9: 10x less work) and fewer calls/iterations.
-    "quick": dict(reps=3, perm_n=9, synth_n=8, glob_steps=1_350_000,
+    "quick": dict(reps=5, perm_n=9, synth_n=8, glob_steps=1_350_000,
                   local_calls=3_000_000, local_depths=[1, 2, 3, 5, 10, 100, 1000],
                   ops_iters=1_000_000, ops_ks=[1, 10, 100, 1000, 10_000, 100_000, 1_000_000],
                   lat_ns=[0, 1000, 10_000, 100_000, 1_000_000], lat_minors=1000, lat_majors=7,
@@ -501,8 +501,8 @@ def readme_section(data, agg, outdir):
     info = data["machine"]
     rel = os.path.relpath(outdir, ROOT)
     L = ["## Benchmarks", "",
-         f"`make bench` (quick, ~{'10' if data['mode'] == 'quick' else '60'} minutes) or "
-         "`make bench-full` (the paper's sizes, 5 interleaved repetitions) runs the paper's "
+         "`make bench` (quick) or `make bench-full` (the paper's sizes, 5 interleaved "
+         "repetitions) runs the paper's "
          "benchmarks and the ones it could not run (parallel, latency, single operations) for "
          "every way of rooting a value, and writes tables and charts to "
          f"[{rel}/]({rel}/results.md). Result on {info['cpu']} ({info['cores']} cores), "

@@ -14,6 +14,8 @@
      ref_t ref_of_ocaml(value v);       pointer | 1, an immediate, for every
                                         root kept outside the OCaml heap
      long  impl_pools_used(void);       boxroot pools, or -1 if meaningless
+     void  impl_print_stats(void);      the library's own statistics, if any
+     void  impl_setup(void);            at program start (boxroot_setup)
      const char *IMPL_NAME;
 */
 #ifndef BENCH_IMPL_API_H

@@ -16,4 +16,18 @@ value bench_ref_delete(value r)
   return Val_unit;
 }
 value bench_ref_pools(value unit) { (void)unit; return Val_long(impl_pools_used()); }
+value bench_ref_setup(value unit)
+{
+  (void)unit;
+  impl_setup();
+  return Val_unit;
+}
+value bench_ref_print_stats(value unit)
+{
+  (void)unit;
+  fflush(stdout);
+  impl_print_stats();
+  fflush(stdout);
+  return Val_unit;
+}
 value bench_ref_name(value unit) { (void)unit; return caml_copy_string(IMPL_NAME); }

@@ -55,6 +55,10 @@ let measure f =
     { cpu_s = float_of_int (c1 - c0) /. 1e9; wall_s = float_of_int (w1 - w0) /. 1e9;
       minor = mi1 - mi0; major = ma1 - ma0 } )
 
+(* BENCH_STATS=1: the library's own statistics at exit (boxroot; upstream
+   prints its statistics only when built with BOXROOT_STATS). *)
+let () = if Sys.getenv_opt "BENCH_STATS" = Some "1" then at_exit Ref.print_stats
+
 let report ~bench ~impl ~case fields =
   print_string
     (String.concat " "
