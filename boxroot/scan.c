@@ -83,8 +83,11 @@ static long scan_pool_young(pool *p, scanner sc)
 static long scan_pool_all(pool *p, scanner sc)
 {
   int remaining = p->hot.alloc_count;
-  void **s = p->slots, **stop = p->fresh;
-  for (; remaining > 0 && s < stop; s++) {
+  void **s = p->slots;
+  /* Every allocated slot lies below p->fresh and alloc_count counts them
+     all (delayed frees included), so counting them down is the only
+     bound the loop needs: no second comparison per slot. */
+  for (; remaining > 0; s++) {
     void *v = *s;
     if (pool_slot_is_free(p, v)) continue;
     remaining--;
