@@ -79,13 +79,13 @@ MODES = {
                   local_calls=3_000_000, local_depths=[1, 2, 3, 5, 10, 100, 1000],
                   ops_iters=1_000_000, ops_ks=[1, 10, 100, 1000, 10_000, 100_000, 1_000_000],
                   lat_ns=[0, 1000, 10_000, 100_000, 1_000_000], lat_minors=1000, lat_majors=7,
-                  par_roots=5_000_000),
+                  par_roots=10_000_000),
     # The paper's sizes: `make bench-full`.
     "full": dict(reps=5, perm_n=10, synth_n=8, glob_steps=1_350_000,
                  local_calls=10_000_000, local_depths=[1, 2, 3, 5, 10, 100, 1000],
                  ops_iters=5_000_000, ops_ks=[1, 10, 100, 1000, 10_000, 100_000, 1_000_000],
                  lat_ns=[0, 1000, 10_000, 100_000, 1_000_000, 10_000_000], lat_minors=2000,
-                 lat_majors=15, par_roots=20_000_000),
+                 lat_majors=15, par_roots=30_000_000),
 }
 
 # ---------------------------------------------------------------- jobs
@@ -108,16 +108,18 @@ def plan(cfg, only, impls_filter, cores):
     if "globroots" in only:
         groups.append([("globroots", i, "globroots", [f"steps={cfg['glob_steps']}"])
                        for i in GLOBAL_IMPLS if keep(i)])
+    # One process per depth (per k): the finest interleaving, so that a
+    # change of load during the run hits every implementation alike.
     if "local_roots" in only:
-        depths = ",".join(map(str, cfg["local_depths"]))
-        groups.append([("local_roots", lib, "local_roots",
-                        [f"variant={v}", f"depths={depths}", f"calls={cfg['local_calls']}"])
-                       for lib, v in LOCAL_VARIANTS
-                       if keep(v if v in ("local", "ocaml", "generational") else lib)])
+        for depth in cfg["local_depths"]:
+            groups.append([("local_roots", lib, "local_roots",
+                            [f"variant={v}", f"depths={depth}", f"calls={cfg['local_calls']}"])
+                           for lib, v in LOCAL_VARIANTS
+                           if keep(v if v in ("local", "ocaml", "generational") else lib)])
     if "ops" in only:
-        ks = ",".join(map(str, cfg["ops_ks"]))
-        groups.append([("ops", i, "ops", [f"ks={ks}", f"iters={cfg['ops_iters']}"])
-                       for i in OPS_IMPLS if keep(i)])
+        for k in cfg["ops_ks"]:
+            groups.append([("ops", i, "ops", [f"ks={k}", f"iters={cfg['ops_iters']}"])
+                           for i in OPS_IMPLS if keep(i)])
     if "latency" in only:
         for n in cfg["lat_ns"]:
             groups.append([("latency", i, "latency",
@@ -450,8 +452,11 @@ def report(data, outdir, charts=True):
                  "Median of each collection's wall-clock duration; the n = 0 row has boxroot's "
                  "and upstream's hooks installed but no root, so its difference with OCaml is "
                  "the cost of linking them.\n")
-        for metric, unit, scale, title in (("minor_med_ns", "µs", 1e3, "minor collection"),
-                                           ("major_med_ns", "ms", 1e6, "major cycle (Gc.major)")):
+        for metric, unit, scale, title in (
+                ("minor_med_ns", "µs", 1e3, "minor collection"),
+                ("minor_burst_ns", "µs", 1e3,
+                 "minor collection right after creating n more roots (holding an old block)"),
+                ("major_med_ns", "ms", 1e6, "major cycle (Gc.major)")):
             L.append(f"### {title}, {unit}\n")
             rows = []
             for c in cs:
@@ -643,9 +648,11 @@ def make_charts(agg, paper, paper_col, outdir):
 
     cs = cases_of(agg, "latency")
     if cs:
-        fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+        fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
         ns = [max(case_value(c, "n"), 1) for c in cs]
         for ax, (metric, scale, title) in zip(axes, (("minor_med_ns", 1e3, "minor collection (µs)"),
+                                                     ("minor_burst_ns", 1e3,
+                                                      "minor after n creations (µs)"),
                                                      ("major_med_ns", 1e6, "major cycle (ms)"))):
             for i in LATENCY_IMPLS:
                 ys = [med(agg, "latency", c, i, metric) for c in cs]

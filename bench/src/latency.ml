@@ -10,7 +10,12 @@
    references to the block in an OCaml array, which the major GC marks.
    With n = 0, an implementation with a GC hook first creates and deletes
    one root, so that its hook is installed but has nothing to scan: the
-   difference with "ocaml" at n = 0 is the cost of linking it. *)
+   difference with "ocaml" at n = 0 is the cost of linking it.
+
+   Last, [minor_burst_ns]: n more roots created since the last minor
+   collection (holding the same old block), and the duration of the next
+   minor collection: what a collection costs right after a burst of root
+   creations. *)
 open Harness
 
 let percentile sorted p = sorted.(min (Array.length sorted - 1) (Array.length sorted * p / 100))
@@ -41,11 +46,18 @@ let () =
   Gc.full_major ();
   let minor = time_each minors Gc.minor in
   let major = time_each majors Gc.major in
+  let burst =
+    if immediate then Array.init n (fun _ -> (Obj.magic (Ref.create shared) : int))
+    else [||]
+  in
+  let burst_ns = (time_each 1 Gc.minor).(0) in
+  Array.iter (fun r -> Ref.delete (Obj.magic r)) burst;
   report ~bench:"latency" ~impl:Ref.name ~case:(Printf.sprintf "n=%d" n)
     [ ("minor_med_ns", string_of_int (percentile minor 50));
       ("minor_p90_ns", string_of_int (percentile minor 90));
       ("major_med_ns", string_of_int (percentile major 50));
       ("major_p90_ns", string_of_int (percentile major 90));
+      ("minor_burst_ns", string_of_int burst_ns);
       ("create_s", Printf.sprintf "%.6f" create_s);
       ("pools", string_of_int (Ref.pools ())) ];
   Array.iter Ref.delete in_heap;
