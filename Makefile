@@ -51,7 +51,8 @@ clean:
 # BENCH_ARGS passes options to run.py, e.g. BENCH_ARGS="--only perm_count".
 # A build directory of its own: the release profile (cross-module inlining,
 # which the dev profile's -opaque prevents) without rebuilding _build.
-BENCH_BUILD_DIR := $(CURDIR)/bench/_build
+# One build directory per OCaml version, so that switching is no rebuild.
+BENCH_BUILD_DIR := $(CURDIR)/bench/_build/ocaml-$(or $(OCAML_VERSION),default)
 # An implementation that does not build (e.g. boxroot before its support
 # for some OCaml version) is reported missing by run.py, not fatal.
 bench-build:
@@ -59,8 +60,10 @@ bench-build:
 	  || echo "bench-build: some programs did not build; run.py reports them missing"; }
 
 bench: bench-build
-	@$(TOOLCHAIN) && python3 bench/run.py --mode quick $(BENCH_ARGS)
+	@$(TOOLCHAIN) && python3 bench/run.py --mode quick \
+	  --build $(BENCH_BUILD_DIR)/default/bench/build $(BENCH_ARGS)
 
 bench-full: bench-build
-	@$(TOOLCHAIN) && python3 bench/run.py --mode full $(BENCH_ARGS)
+	@$(TOOLCHAIN) && python3 bench/run.py --mode full \
+	  --build $(BENCH_BUILD_DIR)/default/bench/build $(BENCH_ARGS)
 

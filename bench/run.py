@@ -37,7 +37,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-DEFAULT_BUILD = os.path.join(HERE, "_build", "default", "bench", "build")
+DEFAULT_BUILD = os.path.join(HERE, "_build", "ocaml-default", "default", "bench", "build")
 VENV = os.path.join(os.environ.get("BOXROOT_CACHE", os.path.expanduser("~/.cache/boxroot")),
                     "bench-venv")
 PAPER_CSV = os.environ.get("BOXROOT_PAPER_FIGURES", "/work/shared/paper-figures.csv")
@@ -744,7 +744,9 @@ def main():
         only = [b for b in only if b != "parallel"]
     cores = os.cpu_count() or 1
     groups = plan(cfg, only, set(a.impls.split(",")) if a.impls else None, cores)
-    outdir = a.out or os.path.join(HERE, "results", a.mode)
+    # OCaml 5 results in results/<mode>, others in results/<mode>-ocaml<x.y>.
+    suffix = "" if info["ocaml"].startswith("5.") else "-ocaml" + ".".join(info["ocaml"].split(".")[:2])
+    outdir = a.out or os.path.join(HERE, "results", a.mode + suffix)
     os.makedirs(outdir, exist_ok=True)
     total = sum(len(g) for g in groups) * cfg["reps"]
     print(f"run.py: {a.mode}: {len(groups)} benchmark points, {cfg['reps']} repetitions, "
@@ -780,7 +782,7 @@ def main():
     data["aggregates"] = [{"bench": b, "case": c, "impl": i, **m}
                           for (b, c, i), m in sorted(aggregate(records).items())]
     with open(os.path.join(outdir, "results.json"), "w") as f:
-        json.dump(data, f, indent=1)
+        json.dump(data, f, separators=(",", ":"))
     runs = os.path.join(HERE, "results", "runs")
     os.makedirs(runs, exist_ok=True)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")

@@ -5,11 +5,11 @@
 #
 #   bench/tools/callgrind.sh [BUILD_DIR] [impl...]
 #
-# BUILD_DIR defaults to bench/_build (what `make bench-build` builds; run
-# that first). Prints "benchmark impl instructions"; profiles are kept in
+# BUILD_DIR defaults to bench/_build/ocaml-default (what `make bench-build`
+# builds; run that first). Prints "benchmark impl instructions"; profiles are kept in
 # /tmp/boxroot-callgrind/ for callgrind_annotate.
 set -euo pipefail
-build="${1:-$(cd "$(dirname "$0")/.." && pwd)/_build}/default/bench/build"
+build="${1:-$(cd "$(dirname "$0")/.." && pwd)/_build/ocaml-default}/default/bench/build"
 shift || true
 impls="${*:-boxroot upstream}"
 out=/tmp/boxroot-callgrind
