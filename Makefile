@@ -56,7 +56,8 @@ BENCH_BUILD_DIR := $(CURDIR)/bench/_build/ocaml-$(or $(OCAML_VERSION),default)
 # An implementation that does not build (e.g. boxroot before its support
 # for some OCaml version) is reported missing by run.py, not fatal.
 bench-build:
-	@$(TOOLCHAIN) && { dune build --profile release --build-dir $(BENCH_BUILD_DIR) @bench/all \
+	@mkdir -p $(BENCH_BUILD_DIR) && $(TOOLCHAIN) && \
+	{ dune build --profile release --build-dir $(BENCH_BUILD_DIR) @bench/all \
 	  || echo "bench-build: some programs did not build; run.py reports them missing"; }
 
 bench: bench-build

@@ -744,6 +744,10 @@ def main():
         only = [b for b in only if b != "parallel"]
     cores = os.cpu_count() or 1
     groups = plan(cfg, only, set(a.impls.split(",")) if a.impls else None, cores)
+    if not any(os.path.exists(os.path.join(a.build, j[1], j[2] + ".exe")) for g in groups for j in g):
+        print(f"run.py: no benchmark program in {a.build}: build them first (make bench-build)",
+              file=sys.stderr)
+        return 2
     # OCaml 5 results in results/<mode>, others in results/<mode>-ocaml<x.y>.
     suffix = "" if info["ocaml"].startswith("5.") else "-ocaml" + ".".join(info["ocaml"].split(".")[:2])
     outdir = a.out or os.path.join(HERE, "results", a.mode + suffix)
