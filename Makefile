@@ -12,7 +12,8 @@ TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
 	boxroot/test/test_stats.exe boxroot/test/debug/test_model.exe
 
 .PHONY: all build test test-c test-c-414 test-rust test-cpp test-tsan test-asan \
-	test-valgrind test-debug bench-micro-hugepages bench-micro-debug toolchain clean
+	test-valgrind test-debug bench-micro-hugepages bench-micro-debug toolchain clean \
+	bench bench-full bench-build
 
 all: build
 
@@ -112,4 +113,28 @@ test-valgrind:
 	    --show-leak-kinds=definite -q ./_build/default/$$t || exit 1; done
 
 clean:
-	rm -rf _build _build-*
+	rm -rf _build _build-* bench/_build
+
+# The benchmark suite (bench/run.py; results in bench/results/<mode>/).
+# Upstream boxroot 0.4 is fetched with cargo on first use, matplotlib is
+# installed in a venv under ~/.cache/boxroot on first use.
+# BENCH_ARGS passes options to run.py, e.g. BENCH_ARGS="--only perm_count".
+# A build directory of its own: the release profile (cross-module inlining,
+# which the dev profile's -opaque prevents) without rebuilding _build.
+# One build directory per OCaml version, so that switching is no rebuild.
+BENCH_BUILD_DIR := $(CURDIR)/bench/_build/ocaml-$(or $(OCAML_VERSION),default)
+# An implementation that does not build (e.g. boxroot before its support
+# for some OCaml version) is reported missing by run.py, not fatal.
+bench-build:
+	@mkdir -p $(BENCH_BUILD_DIR) && $(TOOLCHAIN) && \
+	{ dune build --profile release --build-dir $(BENCH_BUILD_DIR) @bench/all \
+	  || echo "bench-build: some programs did not build; run.py reports them missing"; }
+
+bench: bench-build
+	@$(TOOLCHAIN) && python3 bench/run.py --mode quick \
+	  --build $(BENCH_BUILD_DIR)/default/bench/build $(BENCH_ARGS)
+
+bench-full: bench-build
+	@$(TOOLCHAIN) && python3 bench/run.py --mode full \
+	  --build $(BENCH_BUILD_DIR)/default/bench/build $(BENCH_ARGS)
+

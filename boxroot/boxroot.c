@@ -121,7 +121,6 @@ bool boxroot_get_stats(struct boxroot_stats *out)
   for (int i = 0; i < BOXROOT_MAX_DOMAINS; i++) {
     struct boxroot_alloc_cursor *c = &boxroot_alloc_cursor[i];
     out->created += c->created;
-    out->deleted_local += c->deleted_local;
     out->deleted_remote_domain += c->deleted_remote;
     out->modify_moves += modify_moves[i];
     struct boxroot_domain *d = boxroot_domains[i];
@@ -146,11 +145,16 @@ bool boxroot_get_stats(struct boxroot_stats *out)
     out->major_scan_ns += d->stats.major_scan_ns;
   }
   out->deleted_purely_remote = remote_purely_remote_deletes();
-  out->roots_alive = out->created - out->deleted_local
-    - out->deleted_remote_domain - out->deleted_purely_remote;
   long orphan_roots;
   domain_orphan_counts(&out->pools_orphaned, &orphan_roots);
   out->slots_in_use += orphan_roots;
+  /* Every slot ever handed out is in use, was freed by a local deletion,
+     or was freed by collecting a remote deletion; remote deletions not
+     collected yet are still in use. */
+  out->deleted_local = out->created - out->slots_in_use - out->delayed_frees_collected;
+  long remote_pending = out->deleted_remote_domain + out->deleted_purely_remote
+    - out->delayed_frees_collected;
+  out->roots_alive = out->slots_in_use - remote_pending;
   struct chunk_stats cs;
   chunk_get_stats(&cs);
   out->chunks = cs.chunks;

@@ -139,6 +139,11 @@ void boxroot_print_stats(void);
 #define BOXROOT_MAX_DOMAINS 4096 /* = OCaml 5's Max_domains_max */
 #define BOXROOT_NO_OWNER (-2)
 #define BOXROOT_CLASS_YOUNG 0
+/* A pool is "low" when it holds at most BOXROOT_LOW_COUNT roots (about
+   half of its slots, see pool.h). A power of two, so that one test in
+   boxroot_delete catches both events that may move a pool: the count
+   dropping to BOXROOT_LOW_COUNT, and to 0. */
+#define BOXROOT_LOW_COUNT 1024
 
 #if defined(__GNUC__)
 #define BOXROOT_LIKELY(e) __builtin_expect(!!(e), 1)
@@ -154,14 +159,16 @@ struct boxroot_pool_hot {
   int32_t alloc_count;  /* slots in use, including delayed frees */
   int32_t owner;        /* read by any thread: relaxed atomic access */
   int32_t cls;          /* read by any domain: relaxed atomic access */
-  int32_t low_mark;     /* alloc_count below which the pool is "low" */
 };
 
 /* Written only by the thread holding domain d's lock. */
 struct boxroot_alloc_cursor {
   struct boxroot_pool_hot *pool;
-  long created, deleted_local, deleted_remote; /* statistics */
-  char padding[64 - sizeof(void *) - 3 * sizeof(long)]; /* a line each */
+  /* Statistics. Local deletions are not counted here (it would cost the
+     delete fast path an address computation): boxroot_get_stats derives
+     them from the pools' counts. */
+  long created, deleted_remote;
+  char padding[64 - sizeof(void *) - 2 * sizeof(long)]; /* a line each */
 };
 
 extern struct boxroot_alloc_cursor boxroot_alloc_cursor[BOXROOT_MAX_DOMAINS];
@@ -242,12 +249,14 @@ static inline void boxroot_delete(boxroot r)
   /* -1 (no lock) never equals an owner id, BOXROOT_NO_OWNER no domain. */
   if (BOXROOT_LIKELY(dom == boxroot_load_relaxed(&pool->owner))) {
     void **slot = (void **)r;
-    boxroot_alloc_cursor[dom].deleted_local++;
     *slot = (void *)pool->free_list;
     pool->free_list = slot;
     int32_t n = --pool->alloc_count;
-    /* Crossing below the low mark, or emptying: the pool may move. */
-    if (BOXROOT_UNLIKELY(n == 0 || n == pool->low_mark - 1))
+    /* Becoming low, or empty (n is 0 or BOXROOT_LOW_COUNT: pools hold
+       fewer than 2 * BOXROOT_LOW_COUNT slots): the pool may move, unless
+       it is the current pool, which stays where it is. */
+    if (BOXROOT_UNLIKELY((n & (BOXROOT_LOW_COUNT - 1)) == 0)
+        && boxroot_alloc_cursor[dom].pool != pool)
       boxroot_delete_local_slow(pool);
   } else {
     boxroot_delete_remote(r);

@@ -11,7 +11,7 @@ struct boxroot_domain *boxroot_domains[BOXROOT_MAX_DOMAINS];
    create fast path falls through to the slow path without a NULL test. */
 struct boxroot_pool_hot boxroot_empty_pool = {
   .free_list = (void **)&boxroot_empty_pool, .alloc_count = 0,
-  .owner = BOXROOT_NO_OWNER, .cls = CLASS_NONE, .low_mark = 0,
+  .owner = BOXROOT_NO_OWNER, .cls = CLASS_NONE,
 };
 
 struct boxroot_alloc_cursor boxroot_alloc_cursor[BOXROOT_MAX_DOMAINS] = {
@@ -128,9 +128,10 @@ void domain_pool_count_dropped(struct boxroot_domain *d, pool *p)
 {
   pool *current = domain_current_pool(d);
   if (p == current) {
-    /* Keep the current pool; when it empties, start it over so that
-       scans stop at its first slots again. */
-    if (p->hot.alloc_count == 0) pool_reset(p);
+    /* Keep the current pool as it is, even empty: resetting it here
+       would make the next creation thread fresh slots again, at every
+       emptying (once per call for function-local roots). The next scan
+       resets the cursor and then frees or resets the pool (place). */
     return;
   }
   if (p->hot.alloc_count == 0) {

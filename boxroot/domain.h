@@ -38,7 +38,8 @@
    - Old pools with fewer than POOL_LOW_MARK roots come first in the old
      ring, so the head tells whether a pool can be demoted.
    - A pool with no root is on the free ring or back in the chunk
-     allocator, except the current pool, which is reset in place. */
+     allocator, except the current pool, which stays current until the
+     next scan. */
 #ifndef BOXROOT_DOMAIN_H
 #define BOXROOT_DOMAIN_H
 

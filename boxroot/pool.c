@@ -3,6 +3,10 @@
 
 _Static_assert(POOL_SLOTS <= DELAYED_WORDS * 8 * (int)sizeof(uintptr_t),
                "the delayed-free bitmap must cover every slot");
+_Static_assert(POOL_SLOTS > BOXROOT_LOW_COUNT && POOL_SLOTS < 2 * BOXROOT_LOW_COUNT,
+               "boxroot_delete's single test needs LOW_COUNT < slots < 2 * LOW_COUNT");
+_Static_assert((BOXROOT_LOW_COUNT & (BOXROOT_LOW_COUNT - 1)) == 0,
+               "BOXROOT_LOW_COUNT must be a power of two");
 _Static_assert(sizeof(struct boxroot_pool_hot) + 3 * sizeof(void *) <= CACHE_LINE,
                "the owner's header must fit in one cache line");
 
@@ -10,7 +14,6 @@ void pool_reset(pool *p)
 {
   p->hot.free_list = (void **)p;
   p->hot.alloc_count = 0;
-  p->hot.low_mark = POOL_LOW_MARK;
   p->fresh = p->slots;
 }
 

@@ -50,9 +50,11 @@ struct pool {
 
 #define POOL_HEADER_SIZE (offsetof(pool, slots))
 #define POOL_SLOTS ((int)((BOXROOT_POOL_SIZE - POOL_HEADER_SIZE) / sizeof(void *)))
-/* The paper's occupancy threshold: demote only pools less than half full,
-   so that at least half of a young pool's scanning is useful. */
-#define POOL_LOW_MARK (POOL_SLOTS / 2)
+/* The paper's occupancy threshold: demote only pools about half full at
+   most (BOXROOT_LOW_COUNT = 1024 of 2000 slots), so that about half of a
+   young pool's scanning is useful. A pool is low iff its count is below
+   POOL_LOW_MARK. */
+#define POOL_LOW_MARK (BOXROOT_LOW_COUNT + 1)
 /* Slots threaded onto the free list at a time in a fresh pool: a
    creation takes the slow path once per FRESH_BATCH in a fresh pool,
    and a minor scan reads at most FRESH_BATCH - 1 never-used slots. */

@@ -63,14 +63,31 @@ static long now_ns(void)
   return (long)t.tv_sec * 1000000000L + t.tv_nsec;
 }
 
+/* Is_block(v) && Is_young(v), i.e. v even and start < v < end, as one
+   comparison (start and end are even): x = v - (start + 2) rotated right
+   by one bit is x / 2 for even x and has its top bit set for odd x
+   (immediates),
+   so young blocks are exactly the values whose rotation is below
+   (end - start) / 2 - 1. Free slots hold links into their own pool, never
+   inside a minor heap. */
+static inline int is_young_block(uintnat v, uintnat base, uintnat half_limit)
+{
+  uintnat x = v - base;
+  return ((x >> 1) | (x << (8 * sizeof(uintnat) - 1))) < half_limit;
+}
+
 static long scan_pool_young(pool *p, scanner sc)
 {
   uintnat start = YOUNG_START, end = YOUNG_END;
+  uintnat base = start + 2, half_limit = (end - start) / 2 - 1;
   void **stop = p->fresh;
+  /* The tight loop that most minor scans are: few slots hold young
+     values, so it runs one load, one subtraction, one rotation and one
+     well-predicted branch per slot. */
+#pragma GCC unroll 4
   for (void **s = p->slots; s < stop; s++) {
     uintnat v = (uintnat)*s;
-    /* Is_block && Is_young, as one unsigned range test on even values. */
-    if ((v & 1) == 0 && v - start - 1 < end - start - 1) APPLY(sc, (value)v, s);
+    if (BOXROOT_UNLIKELY(is_young_block(v, base, half_limit))) APPLY(sc, (value)v, s);
   }
   return stop - p->slots;
 }
@@ -78,8 +95,11 @@ static long scan_pool_young(pool *p, scanner sc)
 static long scan_pool_all(pool *p, scanner sc)
 {
   int remaining = p->hot.alloc_count;
-  void **s = p->slots, **stop = p->fresh;
-  for (; remaining > 0 && s < stop; s++) {
+  void **s = p->slots;
+  /* Every allocated slot lies below p->fresh and alloc_count counts them
+     all (delayed frees included), so counting them down is the only
+     bound the loop needs: no second comparison per slot. */
+  for (; remaining > 0; s++) {
     void *v = *s;
     if (pool_slot_is_free(p, v)) continue;
     remaining--;
@@ -141,8 +161,15 @@ static void scan_domain(int id, scanner sc, int minor)
   /* Out of memory: it cannot own any pool. Terminated: it owns none,
      and must not adopt. */
   if (d == NULL) return;
-  long t0 = now_ns();
   domain_adopt_orphans(d);
+  /* A minor collection with no young pool and no delayed free has
+     nothing to do: the common case of a domain that created no root
+     since the last one. Return before reading the clock. */
+  if (minor && d->young == NULL && !atomic_load(&d->delayed_flag)) {
+    d->stats.minor_scans++;
+    return;
+  }
+  long t0 = now_ns();
   domain_reset_cursor(id);
   if (minor) {
     scan_minor(d, sc);

@@ -1,0 +1,25 @@
+/* Global roots: a malloc'd cell registered with caml_register_global_root.
+   The runtime scans every global root at every collection, minor ones
+   included, so a modification is a plain store. */
+#include "impl_api.h"
+
+#define IMPL_NAME "global"
+#define IMPL_REF_IS_BLOCK 0
+typedef value *ref_t;
+
+static inline ref_t ref_create(value v)
+{
+  value *cell = malloc(sizeof *cell);
+  if (cell == NULL) impl_die("malloc");
+  *cell = v;
+  caml_register_global_root(cell);
+  return cell;
+}
+static inline value ref_get(ref_t r) { return *r; }
+static inline void ref_modify(ref_t *r, value v) { **r = v; }
+static inline void ref_delete(ref_t r) { caml_remove_global_root(r); free(r); }
+static inline value ref_to_ocaml(ref_t r) { return impl_disguise(r); }
+static inline ref_t ref_of_ocaml(value v) { return impl_undisguise(v); }
+static inline long impl_pools_used(void) { return -1; }
+static inline void impl_print_stats(void) {}
+static inline void impl_setup(void) {}

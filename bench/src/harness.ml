@@ -1,0 +1,71 @@
+(* What every benchmark program shares: arguments, clocks, a small
+   deterministic random generator, and the RESULT lines that bench/run.py
+   parses.
+
+   Output protocol: one line per measurement,
+     RESULT bench=B impl=I case=C key=value key=value ...
+   where [case] names the parameter point (e.g. depth=10) and the keys
+   include cpu_s and wall_s (the timed section only), minor and major
+   (collections during it) and pools (boxroot pools; -1 if n/a). *)
+
+external cpu_ns : unit -> int = "bench_cpu_ns" [@@noalloc]
+external wall_ns : unit -> int = "bench_wall_ns" [@@noalloc]
+
+(* Arguments are key=value pairs. *)
+let args =
+  Array.to_list Sys.argv |> List.tl
+  |> List.filter_map (fun a ->
+         match String.index_opt a '=' with
+         | Some i -> Some (String.sub a 0 i, String.sub a (i + 1) (String.length a - i - 1))
+         | None -> None)
+
+let arg_string key default = try List.assoc key args with Not_found -> default
+let arg_int key default = int_of_string (arg_string key (string_of_int default))
+let arg_float key default = float_of_string (arg_string key (string_of_float default))
+let arg_ints key default =
+  arg_string key default |> String.split_on_char ',' |> List.map int_of_string
+
+(* A 48-bit linear congruential generator: the same decisions on every
+   OCaml version and for every implementation. *)
+module Rng = struct
+  type t = { mutable s : int }
+  let make seed = { s = seed land 0xFFFF_FFFF_FFFF }
+  let next r =
+    r.s <- (r.s * 0x5DEECE66D + 11) land 0xFFFF_FFFF_FFFF;
+    r.s lsr 16
+  (* Uniform in [0, n), n < 2^32. *)
+  let int r n = next r mod n
+  (* True with probability p. *)
+  let chance r p = float_of_int (next r) < p *. 4294967296.
+end
+
+let gc_counts () =
+  let s = Gc.quick_stat () in
+  (s.Gc.minor_collections, s.Gc.major_collections)
+
+type measure = { cpu_s : float; wall_s : float; minor : int; major : int }
+
+let measure f =
+  let mi0, ma0 = gc_counts () in
+  let c0 = cpu_ns () and w0 = wall_ns () in
+  let r = f () in
+  let c1 = cpu_ns () and w1 = wall_ns () in
+  let mi1, ma1 = gc_counts () in
+  ( r,
+    { cpu_s = float_of_int (c1 - c0) /. 1e9; wall_s = float_of_int (w1 - w0) /. 1e9;
+      minor = mi1 - mi0; major = ma1 - ma0 } )
+
+(* BENCH_STATS=1: the library's own statistics at exit (boxroot; upstream
+   prints its statistics only when built with BOXROOT_STATS). *)
+let () = if Sys.getenv_opt "BENCH_STATS" = Some "1" then at_exit Ref.print_stats
+
+let report ~bench ~impl ~case fields =
+  print_string
+    (String.concat " "
+       (Printf.sprintf "RESULT bench=%s impl=%s case=%s" bench impl case
+       :: List.map (fun (k, v) -> k ^ "=" ^ v) fields));
+  print_newline ()
+
+let measure_fields m =
+  [ ("cpu_s", Printf.sprintf "%.6f" m.cpu_s); ("wall_s", Printf.sprintf "%.6f" m.wall_s);
+    ("minor", string_of_int m.minor); ("major", string_of_int m.major) ]

@@ -1,0 +1,39 @@
+(* Single operations: nanoseconds per create+delete pair and per modify,
+   with k roots alive, for k in [ks]. Timed in C (ops.c), each after a
+   warm-up and a full major collection, so every root starts old:
+   - create_delete: create a root (old value), delete the oldest alive;
+   - modify_old: set the next root (round robin) to an old value;
+   - modify_young: the same with young values, so that a library that
+     keeps young values apart (boxroot moves such a root to a young pool,
+     at most once per minor collection) pays that on the first
+     modification of each root: always when k >= iters. *)
+open Harness
+
+external replace : 'a Ref.t array -> int -> 'a -> int = "bench_ops_replace"
+external modify : 'a Ref.t array -> int -> 'a -> 'a -> int = "bench_ops_modify"
+external modify_young : int ref Ref.t array -> int -> int = "bench_ops_modify_young"
+
+let () =
+  let ks = arg_ints "ks" "1,10,100,1000,10000,100000,1000000" in
+  let iters = arg_int "iters" 2_000_000 in
+  let v1 = ref 1 and v2 = ref 2 in
+  List.iter
+    (fun k ->
+      let alive = Array.init k (fun _ -> Ref.create v1) in
+      let run name f =
+        ignore (f (iters / 10)); (* warm up *)
+        Gc.full_major ();
+        let mi0, ma0 = gc_counts () in
+        let ns = f iters in
+        let mi1, ma1 = gc_counts () in
+        report ~bench:"ops" ~impl:Ref.name ~case:(Printf.sprintf "op=%s,k=%d" name k)
+          [ ("ns_per_op", Printf.sprintf "%.3f" (float_of_int ns /. float_of_int iters));
+            ("cpu_s", Printf.sprintf "%.6f" (float_of_int ns /. 1e9));
+            ("minor", string_of_int (mi1 - mi0)); ("major", string_of_int (ma1 - ma0));
+            ("pools", string_of_int (Ref.pools ())) ]
+      in
+      run "create_delete" (fun n -> replace alive n v1);
+      run "modify_old" (fun n -> modify alive n v1 v2);
+      run "modify_young" (fun n -> modify_young alive n);
+      Array.iter Ref.delete alive)
+    ks

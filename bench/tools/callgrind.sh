@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Instruction counts (valgrind --tool=callgrind; repeatable, unlike times on
+# a shared machine) of small versions of the benchmarks, for boxroot and
+# upstream side by side. Used to compare library changes before/after:
+#
+#   bench/tools/callgrind.sh [BUILD_DIR] [impl...]
+#
+# BUILD_DIR defaults to bench/_build/ocaml-default (what `make bench-build`
+# builds; run that first). Prints "benchmark impl instructions"; profiles are kept in
+# /tmp/boxroot-callgrind/ for callgrind_annotate.
+set -euo pipefail
+build="${1:-$(cd "$(dirname "$0")/.." && pwd)/_build/ocaml-default}/default/bench/build"
+shift || true
+impls="${*:-boxroot upstream}"
+out=/tmp/boxroot-callgrind
+mkdir -p "$out"
+cases=(
+  "perm_count n=8"
+  "synthetic n=4"
+  "globroots steps=100000"
+  "local_roots variant=caller depths=1 calls=200000"
+  "local_roots variant=caller depths=1000 calls=200000"
+  "local_roots variant=callee depths=1 calls=200000"
+  "local_roots variant=callee depths=1000 calls=200000"
+  "ops ks=1,100000 iters=200000"
+  "latency n=0 minors=2000 majors=2"
+)
+for impl in $impls; do
+  for c in "${cases[@]}"; do
+    set -- $c
+    prog=$1; shift
+    exe="$build/$impl/$prog.exe"
+    [ -x "$exe" ] || continue
+    name="$prog-$(echo "$*" | tr ' =,' '_.-')-$impl"
+    ir=$(valgrind --tool=callgrind --callgrind-out-file="$out/$name.out" "$exe" "$@" 2>&1 \
+         | sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
+    printf "%-60s %-9s %12s\n" "$prog $*" "$impl" "$ir"
+  done
+done
