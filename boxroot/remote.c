@@ -131,7 +131,7 @@ void boxroot_delete_remote(boxroot r)
   else count_purely_remote();
 }
 
-int remote_collect(pool *p)
+int remote_collect(struct boxroot_domain *d, pool *p)
 {
   if (atomic_load(&p->delayed_pending) == 0) return 0;              /* C1 */
   atomic_exchange(&p->delayed_pending, 0);                          /* C2 */
@@ -148,6 +148,7 @@ int remote_collect(pool *p)
       freed++;
     }
   }
+  d->stats.delayed_frees_collected += freed;
   return freed;
 }
 

@@ -4,10 +4,13 @@
 
 #include "pool.h"
 
-/* Frees the slots of `p` whose deletion was delayed. Owner only (domain
-   lock held, or its scan hook). Returns how many; the caller then fixes
-   the pool's ring position if the count matters to it. */
-int remote_collect(pool *p);
+struct boxroot_domain;
+
+/* Frees the slots of `p` whose deletion was delayed, and counts them in
+   `d`'s statistics (the derived counts of boxroot_get_stats need every
+   one). Owner `d` only (its lock held, or its scan hook). Returns how
+   many; the caller then fixes the pool's ring position if it matters. */
+int remote_collect(struct boxroot_domain *d, pool *p);
 
 /* Deletions so far by threads holding no domain lock. */
 long remote_purely_remote_deletes(void);

@@ -113,9 +113,8 @@ static long collect_ring(struct boxroot_domain *d, pool *head)
   long freed = 0;
   if (head != NULL) {
     pool *p = head;
-    do { freed += remote_collect(p); p = p->next; } while (p != head);
+    do { freed += remote_collect(d, p); p = p->next; } while (p != head);
   }
-  d->stats.delayed_frees_collected += freed;
   return freed;
 }
 

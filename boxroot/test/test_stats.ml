@@ -5,9 +5,10 @@
    The expected numbers follow from the allocator's policy (pool.h,
    domain.h): pools of S slots handed out in batches of B, scanned up to
    their last batch; a young pool becomes old after a minor collection; an
-   old pool with fewer than S/2 roots is reused (demoted) before a new
-   pool is taken. The scenario holds n = 2.5 S roots in three pools A, B,
-   C (A and B full, C half full). *)
+   old pool below the low mark (about S/2 roots) is reused (demoted)
+   before a new pool is taken. The scenario holds n roots in three pools
+   A, B, C: A and B full, C between the low mark and full, so that only A
+   can be demoted at step 6. *)
 open Boxroot_test
 
 external pool_slots : unit -> int = "stats_pool_slots"
@@ -18,7 +19,7 @@ external multicore : unit -> bool = "stats_multicore"
 let chunk_bytes = 4 lsl 20 (* CHUNK_SIZE, chunk.c *)
 
 let s = pool_slots () and b = fresh_batch ()
-let n = 5 * s / 2
+let n = 2 * s + (pool_low_mark () + s) / 2
 let round_up x = (x + b - 1) / b * b
 
 let get_stats () =
@@ -115,6 +116,8 @@ let () =
                    demoted = 1 } in
   ignore (expect "6 (modify moves a root)" e);
   check (s - m < pool_low_mark ()) "scenario: A must be below the low mark";
+  check (s - k >= pool_low_mark () && n - 2 * s >= pool_low_mark ())
+    "scenario: B and C must not be below the low mark";
   (* 7. The minor scan covers A, whose every slot was handed out. *)
   Gc.minor ();
   let e = { e with young = 0; old = 3; minor_slots = e.minor_slots + s } in
