@@ -19,6 +19,8 @@ IMPLS = {
     "generational": ("ref_root", "impl_generational", [], [], ALL, True),
     "dll": ("ref_root", "impl_dll", ["dll"], [], ALL, False),
     "boxroot": ("ref_root", "impl_boxroot", ["local_roots"], ["boxroot"], ALL + ["local_roots"], True),
+    # The debug build (boxroot.debug), to measure what its checks cost.
+    "boxroot_debug": ("ref_root", "impl_boxroot", [], ["boxroot.debug"], ["perm_count"], False),
     "upstream": ("ref_root", "impl_upstream",
                  ["local_roots", "boxroot", "ocaml_hooks", "platform"], [],
                  ALL + ["local_roots"], True),
@@ -35,7 +37,9 @@ for name, (ref, header, extra_c, libs, progs, parallel) in IMPLS.items():
     if header is None:
         c = ["clock"]
     progs = [p for p in progs if header is not None or p not in ("ops",)]
-    include = " -I %{project_root}/boxroot" if "boxroot" in libs else ""
+    include = (" -I %{project_root}/boxroot" if "boxroot" in libs
+               else " -I %{project_root}/boxroot -DBOXROOT_DEBUG" if "boxroot.debug" in libs
+               else "")
     lib = f"bench_{name}"
     s = [f"(subdir build/{name}",
          " (rule (alias default) (action (progn)))",
