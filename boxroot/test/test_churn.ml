@@ -48,16 +48,23 @@ let verify where (it : V.item) =
 let verify_all where = Array.iter (Option.iter (verify where)) live
 
 (* One child: its work and what it returns to the parent. *)
-type child_result = { keep : V.item list; child_released : V.Released.t }
+(* Children do not track released values with Weak arrays: a Weak array
+   is an ephemeron of the domain that allocates it, and OCaml 5.3
+   mishandles the ephemerons of terminating domains (dangling or
+   uncleaned entries; fixed for OCaml 5.5 by ocaml/ocaml#14718, #14722,
+   #14734): seen here under TSan as a use-after-free in the runtime's
+   ephe_mark and as released values reported alive. Writing into the
+   parent's Weak arrays instead is a data race in the runtime
+   (caml_ephe_clean). That the children's deletions free their slots is
+   checked by the accounting instead (slots in use = live roots). *)
+type child_result = { keep : V.item list }
 
 let child ~worker ~seed inbound () =
   let rng = Random.State.make [| seed |] and counter = ref 0 in
-  let rel = V.Released.create ~size:1024 () in
   let keep = ref [] in
   List.iter (fun (it : V.item) ->
       if not (V.holds (get it.root) it.expect) then
         failwith ("child: inbound root lost " ^ V.describe it.expect);
-      V.Released.add rel it;
       if Random.State.bool rng then delete it.root
       else begin
         let expect = V.random_expected rng ~worker ~counter in
@@ -66,13 +73,11 @@ let child ~worker ~seed inbound () =
   let n = if Random.State.int rng 20 = 0 then 3_000 else Random.State.int rng 400 in
   for _ = 1 to n do
     let it = V.create rng ~worker ~counter in
-    if Random.State.int rng 3 = 0 then begin
-      V.Released.add rel it;
-      delete it.root
-    end else keep := it :: !keep
+    if Random.State.int rng 3 = 0 then delete it.root
+    else keep := it :: !keep
   done;
   if Random.State.int rng 4 = 0 then Gc.minor ();
-  { keep = !keep; child_released = rel }
+  { keep = !keep }
 
 let check_accounting where =
   match Boxroot.stats () with
@@ -93,7 +98,6 @@ let () =
   Random.init seed;
   Printf.printf "test_churn: %d %s, %d at a time, seed %d\n%!" total Par.kind at_once seed;
   let spawned = ref 0 and round = ref 0 and max_pools = ref 0 in
-  let old_released = ref [] in
   while !spawned < total do
     incr round;
     let batch = min at_once (total - !spawned) in
@@ -104,8 +108,7 @@ let () =
     spawned := !spawned + batch;
     List.iter (fun t ->
         let r = Par.join t in
-        List.iter add_live r.keep;
-        old_released := r.child_released :: !old_released) tasks;
+        List.iter add_live r.keep) tasks;
     (* No child runs now: only the parent can scan the children's pools. *)
     if !round mod 25 = 0 then Gc.full_major () else Gc.minor ();
     if !round mod 25 = 0 then verify_all (Printf.sprintf "round %d" !round);
@@ -123,12 +126,6 @@ let () =
       (match Boxroot.stats () with
        | Some s -> max_pools := max !max_pools s.pools_handed_out
        | None -> ());
-      (* The children's released values: collected by now. *)
-      List.iter (fun r ->
-          let n = V.Released.still_alive r in
-          check (n = 0) "round %d: %d values released by children still alive" !round n)
-        !old_released;
-      old_released := []
     end
   done;
   Gc.full_major ();
@@ -144,9 +141,6 @@ let () =
   check_accounting "all deleted";
   let n = V.Released.still_alive released in
   check (n = 0) "%d values released by the parent still alive" n;
-  List.iter (fun r ->
-      let n = V.Released.still_alive r in
-      check (n = 0) "%d values released by children still alive" n) !old_released;
   (match Boxroot.stats () with
    | Some s ->
      Printf.printf "test_churn: %d rounds, at most %d pools handed out at a checkpoint, \
