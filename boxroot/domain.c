@@ -54,16 +54,6 @@ static void ring_remove(pool **ring, pool *p)
   p->next = p->prev = NULL;
 }
 
-int domain_ring_length(pool *head)
-{
-  int n = 0;
-  if (head != NULL) {
-    pool *p = head;
-    do { n++; p = p->next; } while (p != head);
-  }
-  return n;
-}
-
 static void move_to(struct boxroot_domain *d, pool *p, int cls, int at_front)
 {
   if (p->hot.cls != CLASS_NONE) ring_remove(ring_for(d, p->hot.cls), p);

@@ -48,7 +48,9 @@
 
 /* Free pools a domain keeps for itself before giving them back to the
    chunk allocator: enough to absorb a burst of creations after a
-   collection without taking the chunk lock. */
+   collection without taking the chunk lock. A first guess, not chosen by
+   a benchmark yet (ops create_delete with many roots alive reuses
+   pools). */
 #define FREE_POOLS_KEPT 8
 
 struct domain_stats {
@@ -110,7 +112,6 @@ static inline pool *domain_ring(struct boxroot_domain *d, int cls)
 {
   return cls == CLASS_YOUNG ? d->young : cls == CLASS_OLD ? d->old : d->free;
 }
-int domain_ring_length(pool *head);
 /* Sums over the orphan rings, under their lock. */
 void domain_orphan_counts(long *pools, long *roots);
 
