@@ -567,6 +567,17 @@ def make_charts(agg, paper, paper_col, outdir):
               "boxroot-callee": "#aec7e8", "boxroot-caller": "#1f77b4",
               "upstream-callee": "#98df8a", "upstream-caller": "#2ca02c"}
 
+    def log_lines(ax, xs, impls, series, xlabel):
+        """One line per implementation that has data, on log-log axes."""
+        for i in impls:
+            ys = series(i)
+            if all(y is None for y in ys):
+                continue
+            ax.plot(xs, ys, marker="o", label=LABELS[i], color=colors[i])
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+
     def save(fig, name):
         name = name.replace(".svg", "." + CHART_FORMAT)
         fig.tight_layout()
@@ -633,14 +644,8 @@ def make_charts(agg, paper, paper_col, outdir):
         for ax, op in zip(axes, ops):
             ocs = [c for c in cs if case_value(c, "op") == op]
             ks = [case_value(c, "k") for c in ocs]
-            for i in OPS_IMPLS:
-                ys = [med(agg, "ops", c, i) for c in ocs]
-                if all(y is None for y in ys):
-                    continue
-                ax.plot(ks, ys, marker="o", label=LABELS[i], color=colors[i])
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlabel("roots alive (k)")
+            log_lines(ax, ks, OPS_IMPLS, lambda i: [med(agg, "ops", c, i) for c in ocs],
+                      "roots alive (k)")
             ax.set_ylabel("ns per operation")
             ax.set_title(op)
         axes[0].legend(fontsize=7)
@@ -654,15 +659,10 @@ def make_charts(agg, paper, paper_col, outdir):
                                                      ("minor_burst_ns", 1e3,
                                                       "minor after n creations (µs)"),
                                                      ("major_med_ns", 1e6, "major cycle (ms)"))):
-            for i in LATENCY_IMPLS:
-                ys = [med(agg, "latency", c, i, metric) for c in cs]
-                if all(y is None for y in ys):
-                    continue
-                ax.plot(ns, [None if y is None else y / scale for y in ys], marker="o",
-                        label=LABELS[i], color=colors[i])
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlabel("roots alive (0 plotted at 1)")
+            log_lines(ax, ns, LATENCY_IMPLS,
+                      lambda i: [None if y is None else y / scale
+                                 for y in (med(agg, "latency", c, i, metric) for c in cs)],
+                      "roots alive (0 plotted at 1)")
             ax.set_title(title)
         axes[0].legend(fontsize=7)
         save(fig, "latency.svg")
