@@ -187,26 +187,37 @@ pool *domain_refill(struct boxroot_domain *d)
   return fresh;
 }
 
-void domain_resort_ring(struct boxroot_domain *d, int cls, int new_cls)
+pool *domain_detach_ring(struct boxroot_domain *d, int cls)
 {
   pool **ring = ring_for(d, cls);
-  pool *list = *ring;
+  pool *head = *ring;
   *ring = NULL;
-  if (list == NULL) return;
-  /* New pools enter the young ring at its head (make_current), so its
-     tail is its oldest pool. Promote oldest first: the old ring then
-     keeps the order in which pools were first used, which is mostly
-     ascending addresses (chunk.c carves pools in order), and a major scan
-     reads it as a forward stream. Measured with bench/src/latency.ml, 10^7
-     roots: a major cycle took 36 ms with newest-first segments. */
-  int oldest_first = cls == CLASS_YOUNG;
-  pool *first = oldest_first ? list->prev : list;
-  if (oldest_first) list->prev = NULL; else list->prev->next = NULL;
-  for (pool *p = first, *after; p != NULL; p = after) {
-    after = oldest_first ? p->prev : p->next;
-    p->next = p->prev = NULL;
+  if (head == NULL) return NULL;
+  /* The young ring holds the current pool at its head, then the pools
+     that filled up, in the order they filled (domain_refill moves a full
+     pool to the tail). Visiting it head first promotes pools in the
+     order they were first used, which is mostly ascending addresses
+     (chunk.c carves pools in order); the old ring keeps the order in which
+     pools arrived. */
+  head->prev->next = NULL;
+  for (pool *p = head; p != NULL; p = p->next) {
+    p->prev = NULL;
     pool_set_class(p, CLASS_NONE);
-    place(d, p, new_cls);
+  }
+  return head;
+}
+
+void domain_place(struct boxroot_domain *d, pool *p, int new_cls)
+{
+  p->next = p->prev = NULL;
+  place(d, p, new_cls);
+}
+
+void domain_resort_ring(struct boxroot_domain *d, int cls, int new_cls)
+{
+  for (pool *p = domain_detach_ring(d, cls), *after; p != NULL; p = after) {
+    after = p->next;
+    domain_place(d, p, new_cls);
   }
 }
 

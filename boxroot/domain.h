@@ -99,6 +99,12 @@ void domain_pool_count_dropped(struct boxroot_domain *d, pool *p);
 /* Detaches ring `cls` and puts each pool back where its occupancy calls
    for, as class `new_cls` (young pools become old after a minor scan). */
 void domain_resort_ring(struct boxroot_domain *d, int cls, int new_cls);
+/* The same in two steps, so that a scan visits each pool once: detach
+   returns the ring as a NULL-terminated list through `next`, in the
+   order to visit (for the young ring, the order in which its pools were
+   first used); each pool then goes back with domain_place. */
+pool *domain_detach_ring(struct boxroot_domain *d, int cls);
+void domain_place(struct boxroot_domain *d, pool *p, int new_cls);
 /* The calling domain terminates: its pools go to the orphan rings. */
 void domain_terminate(int id);
 /* Takes every orphan pool, if any. Stop-the-world only. */

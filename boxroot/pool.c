@@ -10,6 +10,10 @@ _Static_assert((BOXROOT_LOW_COUNT & (BOXROOT_LOW_COUNT - 1)) == 0,
 _Static_assert(sizeof(struct boxroot_pool_hot) + 3 * sizeof(void *) <= CACHE_LINE,
                "the owner's header must fit in one cache line");
 
+_Static_assert(FRESH_BATCH % SLOTS_PER_LINE == 0 && POOL_SLOTS % SLOTS_PER_LINE == 0
+               && offsetof(pool, slots) % CACHE_LINE == 0,
+               "fresh - slots must stay a whole number of cache lines");
+
 void pool_reset(pool *p)
 {
   p->hot.free_list = (void **)p;

@@ -14,8 +14,9 @@
      is one mask and one compare, and needs no metadata.
    - Slots at or above `fresh` have never been handed out since the pool
      was last reset; scanning stops there. Slots are handed out in
-     ascending order in batches of FRESH_BATCH (pool_refill), so a pool
-     holding few roots is scanned over a short prefix.
+     ascending order in batches of FRESH_BATCH (pool_thread_fresh), so a pool
+     holding few roots is scanned over a short prefix. `fresh - slots` is
+     a whole number of cache lines (the minor scan reads line by line).
    - `alloc_count` counts allocated slots, including those deleted
      remotely whose deletion is still delayed (remote.c). A pool whose
      count drops to 0 is reset and leaves the scanned rings at once.
@@ -61,6 +62,7 @@ struct pool {
    A first guess, not chosen by a benchmark yet (globroots is the one that
    scans few roots in a fresh pool at every collection). */
 #define FRESH_BATCH 128
+#define SLOTS_PER_LINE (CACHE_LINE / (int)sizeof(void *))
 
 enum pool_class { CLASS_YOUNG = BOXROOT_CLASS_YOUNG, CLASS_OLD, CLASS_FREE, CLASS_NONE };
 
