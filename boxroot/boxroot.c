@@ -141,8 +141,8 @@ bool boxroot_get_stats(struct boxroot_stats *out)
     out->major_scans += d->stats.major_scans;
     out->minor_slots_scanned += d->stats.minor_slots_scanned;
     out->major_slots_scanned += d->stats.major_slots_scanned;
-    out->minor_scan_ns += d->stats.minor_scan_ns;
-    out->major_scan_ns += d->stats.major_scan_ns;
+    out->minor_scan_ns += scan_ticks_to_ns(d->stats.minor_scan_ticks);
+    out->major_scan_ns += scan_ticks_to_ns(d->stats.major_scan_ticks);
   }
   out->deleted_purely_remote = remote_purely_remote_deletes();
   long orphan_roots;

@@ -56,7 +56,7 @@
 struct domain_stats {
   long minor_scans, major_scans;
   long minor_slots_scanned, major_slots_scanned;
-  long minor_scan_ns, major_scan_ns;
+  long minor_scan_ticks, major_scan_ticks; /* scan_clock_ticks() units */
   long pools_demoted, pools_adopted;
   long delayed_frees_collected;
 };

@@ -66,6 +66,30 @@ static long now_ns(void)
   return (long)t.tv_sec * 1000000000L + t.tv_nsec;
 }
 
+#if defined(__x86_64__)
+#include <x86intrin.h>
+static inline long now_ticks(void) { return (long)__rdtsc(); }
+#else
+static inline long now_ticks(void) { return now_ns(); }
+#endif
+
+/* The tick rate is measured between setup and each conversion: the
+   longer the program has run, the closer the estimate. */
+static long calibration_ticks, calibration_ns;
+
+static void calibrate(void)
+{
+  calibration_ns = now_ns();
+  calibration_ticks = now_ticks();
+}
+
+long scan_ticks_to_ns(long ticks)
+{
+  long dt = now_ticks() - calibration_ticks, dns = now_ns() - calibration_ns;
+  if (dt <= 0 || dns <= 0) return ticks;
+  return (long)((double)ticks * ((double)dns / (double)dt));
+}
+
 /* Is_block(v) && Is_young(v), i.e. v even and start < v < end, as one
    comparison (start and end are even): x = v - (start + 2) rotated right
    by one bit is x / 2 for even x and has its top bit set for odd x
@@ -212,14 +236,14 @@ static void scan_domain(int id, scanner sc, int minor)
     d->stats.minor_scans++;
     return;
   }
-  long t0 = now_ns();
+  long t0 = now_ticks();
   domain_reset_cursor(id);
   if (minor) {
     scan_minor(d, sc);
-    d->stats.minor_scan_ns += now_ns() - t0;
+    d->stats.minor_scan_ticks += now_ticks() - t0;
   } else {
     scan_major(d, sc);
-    d->stats.major_scan_ns += now_ns() - t0;
+    d->stats.major_scan_ticks += now_ticks() - t0;
   }
 }
 
@@ -248,6 +272,7 @@ static void terminated_hook(void)
 
 void scan_install_hooks(void)
 {
+  calibrate();
   previous_scan_hook = atomic_exchange(&caml_scan_roots_hook, scan_hook);
   previous_terminated_hook = atomic_exchange(&caml_domain_terminated_hook, terminated_hook);
 }
@@ -374,6 +399,7 @@ static void scan_hook(scanning_action f)
 
 void scan_install_hooks(void)
 {
+  calibrate();
   previous_scan_hook = caml_scan_roots_hook;
   caml_scan_roots_hook = scan_hook;
   install_blocking_hooks();
