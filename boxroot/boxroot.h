@@ -137,7 +137,9 @@ void boxroot_print_stats(void);
 /* 16 KiB, the paper's pool size (seed 000 §3.2). Not re-tuned here: no
    benchmark has compared other sizes yet (candidates: bench/ perm_count
    and latency for scanning, local_roots for the fast paths). */
+#ifndef BOXROOT_POOL_LOG_SIZE /* overridden by the tuning sweep (bench/tune) */
 #define BOXROOT_POOL_LOG_SIZE 14
+#endif
 #define BOXROOT_POOL_SIZE ((uintptr_t)1 << BOXROOT_POOL_LOG_SIZE)
 #define BOXROOT_MAX_DOMAINS 4096 /* = OCaml 5's Max_domains_max */
 #define BOXROOT_NO_OWNER (-2)
@@ -146,7 +148,7 @@ void boxroot_print_stats(void);
    half of its slots, see pool.h). A power of two, so that one test in
    boxroot_delete catches both events that may move a pool: the count
    dropping to BOXROOT_LOW_COUNT, and to 0. */
-#define BOXROOT_LOW_COUNT 1024
+#define BOXROOT_LOW_COUNT ((int)(BOXROOT_POOL_SIZE / 16)) /* 1024 */
 
 #if defined(__GNUC__)
 #define BOXROOT_LIKELY(e) __builtin_expect(!!(e), 1)

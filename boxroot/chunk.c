@@ -16,13 +16,18 @@
    are only committed when touched, so the size only bounds how often we
    call mmap. Aligned to 2 MiB, the x86-64 huge page size, which is also
    the granularity of the page table. */
-#define CHUNK_SIZE ((size_t)4 << 20)
+#ifndef CHUNK_LOG_SIZE /* overridden by the tuning sweep (bench/tune) */
+#define CHUNK_LOG_SIZE 22
+#endif
+#define CHUNK_SIZE ((size_t)1 << CHUNK_LOG_SIZE)
 #define REGION_LOG_SIZE 21
 #define CHUNK_ALIGN ((size_t)1 << REGION_LOG_SIZE)
 #define REGIONS_PER_CHUNK (CHUNK_SIZE / CHUNK_ALIGN)
 #define POOLS_PER_CHUNK (CHUNK_SIZE / BOXROOT_POOL_SIZE)
 /* Free pools kept ready beyond this are decommitted (1 MiB). */
+#ifndef FREE_POOLS_COMMITTED_MAX /* overridden by the tuning sweep (bench/tune) */
 #define FREE_POOLS_COMMITTED_MAX 64
+#endif
 
 /* Page table geometry: user-space addresses have at most 48 significant
    bits on x86-64 and arm64 (Linux maps above only when asked to with a

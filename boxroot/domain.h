@@ -51,7 +51,9 @@
    collection without taking the chunk lock. A first guess, not chosen by
    a benchmark yet (ops create_delete with many roots alive reuses
    pools). */
+#ifndef FREE_POOLS_KEPT /* overridden by the tuning sweep (bench/tune) */
 #define FREE_POOLS_KEPT 8
+#endif
 
 struct domain_stats {
   long minor_scans, major_scans;

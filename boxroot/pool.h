@@ -30,7 +30,7 @@
 #define CACHE_LINE 64
 
 /* Delayed frees: one bit per slot, set by the deleting thread. */
-#define DELAYED_WORDS 32 /* 2048 bits >= POOL_SLOTS */
+#define DELAYED_WORDS ((int)(BOXROOT_POOL_SIZE / 512)) /* 32: 2048 bits >= POOL_SLOTS */
 
 typedef struct pool pool;
 
@@ -61,7 +61,9 @@ struct pool {
    and a minor scan reads at most FRESH_BATCH - 1 never-used slots.
    A first guess, not chosen by a benchmark yet (globroots is the one that
    scans few roots in a fresh pool at every collection). */
+#ifndef FRESH_BATCH /* overridden by the tuning sweep (bench/tune) */
 #define FRESH_BATCH 128
+#endif
 #define SLOTS_PER_LINE (CACHE_LINE / (int)sizeof(void *))
 
 enum pool_class { CLASS_YOUNG = BOXROOT_CLASS_YOUNG, CLASS_OLD, CLASS_FREE, CLASS_NONE };
