@@ -120,7 +120,6 @@ bool boxroot_get_stats(struct boxroot_stats *out)
   if (boxroot_status() != BOXROOT_RUNNING) return false;
   for (int i = 0; i < BOXROOT_MAX_DOMAINS; i++) {
     struct boxroot_alloc_cursor *c = &boxroot_alloc_cursor[i];
-    out->created += c->created;
     out->deleted_remote_domain += c->deleted_remote;
     out->modify_moves += modify_moves[i];
     struct boxroot_domain *d = boxroot_domains[i];
@@ -129,7 +128,12 @@ bool boxroot_get_stats(struct boxroot_stats *out)
     for (int cls = CLASS_YOUNG; cls <= CLASS_FREE; cls++) {
       pool *head = domain_ring(d, cls), *p = head;
       if (head == NULL) continue;
-      do { counts[cls]++; out->slots_in_use += p->hot.alloc_count; p = p->next; } while (p != head);
+      do {
+        counts[cls]++;
+        out->slots_in_use += pool_alloc_count(p);
+        out->created += pool_creations(p);
+        p = p->next;
+      } while (p != head);
     }
     out->pools_young += counts[CLASS_YOUNG];
     out->pools_old += counts[CLASS_OLD];
@@ -145,9 +149,10 @@ bool boxroot_get_stats(struct boxroot_stats *out)
     out->major_scan_ns += scan_ticks_to_ns(d->stats.major_scan_ticks);
   }
   out->deleted_purely_remote = remote_purely_remote_deletes();
-  long orphan_roots;
-  domain_orphan_counts(&out->pools_orphaned, &orphan_roots);
+  long orphan_roots, orphan_creations;
+  domain_orphan_counts(&out->pools_orphaned, &orphan_roots, &orphan_creations);
   out->slots_in_use += orphan_roots;
+  out->created += orphan_creations + domain_retired_creations();
   /* Every slot ever handed out is in use, was freed by a local deletion,
      or was freed by collecting a remote deletion; remote deletions not
      collected yet are still in use. */

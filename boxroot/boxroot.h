@@ -131,6 +131,8 @@ void boxroot_print_stats(void);
      `&boxroot_empty_pool`, whose free list is always empty;
    - `owner` is the id of the domain that may change the pool's free list
      without synchronisation, or BOXROOT_NO_OWNER (never a domain id);
+     `owner_key` is that domain's key (ocaml_compat.h), or
+     BOXROOT_NO_OWNER_KEY, which is neither NULL nor a domain's key;
    - a young pool (`cls == BOXROOT_CLASS_YOUNG`) is scanned at every
      minor collection; any other pool holds no young value. */
 
@@ -143,6 +145,7 @@ void boxroot_print_stats(void);
 #define BOXROOT_POOL_SIZE ((uintptr_t)1 << BOXROOT_POOL_LOG_SIZE)
 #define BOXROOT_MAX_DOMAINS 4096 /* = OCaml 5's Max_domains_max */
 #define BOXROOT_NO_OWNER (-2)
+#define BOXROOT_NO_OWNER_KEY ((void const *)boxroot_alloc_cursor)
 #define BOXROOT_CLASS_YOUNG 0
 /* A pool is "low" when it holds at most BOXROOT_LOW_COUNT roots (about
    half of its slots, see pool.h). A power of two, so that one test in
@@ -158,22 +161,31 @@ void boxroot_print_stats(void);
 #define BOXROOT_UNLIKELY(e) (e)
 #endif
 
+/* A pool's `counts`: the low BOXROOT_COUNT_BITS bits are the slots in
+   use (including delayed frees), the bits above count every creation in
+   the pool, for the statistics. One add in boxroot_create updates both;
+   deletions subtract 1, and a pool never holds 2^BOXROOT_COUNT_BITS
+   slots (pool.c), so the low part never borrows from the high one. */
+#define BOXROOT_COUNT_BITS 16
+#define BOXROOT_ONE_CREATION (((uint64_t)1 << BOXROOT_COUNT_BITS) + 1)
+
 /* The part of a pool's header that the fast paths use. */
 struct boxroot_pool_hot {
   void **free_list;     /* first free slot; the pool itself when none */
-  int32_t alloc_count;  /* slots in use, including delayed frees */
+  uint64_t counts;      /* slots in use | creations (above) */
   int32_t owner;        /* read by any thread: relaxed atomic access */
   int32_t cls;          /* read by any domain: relaxed atomic access */
+  void const *owner_key; /* read by any thread: relaxed atomic access */
 };
 
 /* Written only by the thread holding domain d's lock. */
 struct boxroot_alloc_cursor {
   struct boxroot_pool_hot *pool;
-  /* Statistics. Local deletions are not counted here (it would cost the
-     delete fast path an address computation): boxroot_get_stats derives
-     them from the pools' counts. */
-  long created, deleted_remote;
-  char padding[64 - sizeof(void *) - 2 * sizeof(long)]; /* a line each */
+  /* Statistics: deletions of roots of other domains' pools by this
+     domain. Creations are counted in the pools (`counts`), local
+     deletions derived (boxroot_get_stats). */
+  long deleted_remote;
+  char padding[64 - sizeof(void *) - sizeof(long)]; /* a line each */
 };
 
 extern struct boxroot_alloc_cursor boxroot_alloc_cursor[BOXROOT_MAX_DOMAINS];
@@ -215,9 +227,8 @@ static inline boxroot boxroot_create(value v)
     struct boxroot_pool_hot *pool = boxroot_alloc_cursor[dom].pool;
     void **slot = pool->free_list;
     if (BOXROOT_LIKELY(slot != (void **)pool)) {
-      boxroot_alloc_cursor[dom].created++;
       pool->free_list = (void **)*slot;
-      pool->alloc_count++;
+      pool->counts += BOXROOT_ONE_CREATION;
       *(value *)slot = v;
       return (boxroot)slot;
     }
@@ -250,18 +261,19 @@ static inline void boxroot_delete(boxroot r)
   boxroot_debug_delete(r);
 #else
   struct boxroot_pool_hot *pool = boxroot_pool_of(r);
-  int dom = boxroot_compat_locked_domain();
-  /* -1 (no lock) never equals an owner id, BOXROOT_NO_OWNER no domain. */
-  if (BOXROOT_LIKELY(dom == boxroot_load_relaxed(&pool->owner))) {
+  void const *key = boxroot_compat_lock_key();
+  /* NULL (no lock) is never an owner's key, BOXROOT_NO_OWNER_KEY no
+     domain's. */
+  if (BOXROOT_LIKELY(key == __atomic_load_n(&pool->owner_key, __ATOMIC_RELAXED))) {
     void **slot = (void **)r;
     *slot = (void *)pool->free_list;
     pool->free_list = slot;
-    int32_t n = --pool->alloc_count;
-    /* Becoming low, or empty (n is 0 or BOXROOT_LOW_COUNT: pools hold
-       fewer than 2 * BOXROOT_LOW_COUNT slots): the pool may move, unless
-       it is the current pool, which stays where it is. */
+    uint64_t n = --pool->counts;
+    /* Becoming low, or empty (the count is 0 or BOXROOT_LOW_COUNT: pools
+       hold fewer than 2 * BOXROOT_LOW_COUNT slots): the pool may move,
+       unless it is the current pool, which stays where it is. */
     if (BOXROOT_UNLIKELY((n & (BOXROOT_LOW_COUNT - 1)) == 0)
-        && boxroot_alloc_cursor[dom].pool != pool)
+        && boxroot_alloc_cursor[boxroot_compat_key_domain(key)].pool != pool)
       boxroot_delete_local_slow(pool);
   } else {
     boxroot_delete_remote(r);

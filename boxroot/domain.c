@@ -10,8 +10,8 @@ struct boxroot_domain *boxroot_domains[BOXROOT_MAX_DOMAINS];
 /* Its free list is empty (it ends at the pool's own address), so the
    create fast path falls through to the slow path without a NULL test. */
 struct boxroot_pool_hot boxroot_empty_pool = {
-  .free_list = (void **)&boxroot_empty_pool, .alloc_count = 0,
-  .owner = BOXROOT_NO_OWNER, .cls = CLASS_NONE,
+  .free_list = (void **)&boxroot_empty_pool, .counts = 0,
+  .owner = BOXROOT_NO_OWNER, .cls = CLASS_NONE, .owner_key = BOXROOT_NO_OWNER_KEY,
 };
 
 struct boxroot_alloc_cursor boxroot_alloc_cursor[BOXROOT_MAX_DOMAINS] = {
@@ -19,6 +19,21 @@ struct boxroot_alloc_cursor boxroot_alloc_cursor[BOXROOT_MAX_DOMAINS] = {
 };
 
 static pthread_mutex_t domains_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Creations made in pools since given back to the chunk allocator, which
+   resets them (statistics: boxroot.c sums these and the live pools'). */
+static atomic_long retired_creations;
+
+static void retire_pool(pool *p)
+{
+  atomic_fetch_add_explicit(&retired_creations, pool_creations(p), memory_order_relaxed);
+  chunk_free_pool(p);
+}
+
+long domain_retired_creations(void)
+{
+  return atomic_load_explicit(&retired_creations, memory_order_relaxed);
+}
 
 /* ---- rings: circular, doubly linked, `*ring` is the head ---- */
 
@@ -77,7 +92,11 @@ static struct boxroot_domain *domain_get_any(int id)
   }
   d = aligned_alloc(CACHE_LINE, sizeof *d);
   if (d == NULL) return NULL;
-  *d = (struct boxroot_domain){ .id = id, .incarnation = incarnation };
+  /* Called for domain `id` only by its own threads (lock held, or its
+     scan or termination hooks), so this is its key; the runtime keeps one
+     state per id, so later incarnations have the same. */
+  *d = (struct boxroot_domain){ .id = id, .incarnation = incarnation,
+                                .key = boxroot_compat_domain_key() };
   atomic_init(&d->delayed_flag, 0);
   /* Other threads read this slot (remote.c) without the domain lock. */
   __atomic_store_n(&boxroot_domains[id], d, __ATOMIC_RELEASE);
@@ -98,20 +117,20 @@ static void release_free_pool(struct boxroot_domain *d, pool *p)
     move_to(d, p, CLASS_FREE, 1);
     d->free_count++;
   } else {
-    pool_set_owner(p, BOXROOT_NO_OWNER);
+    pool_set_owner(p, BOXROOT_NO_OWNER, BOXROOT_NO_OWNER_KEY);
     if (p->hot.cls != CLASS_NONE) ring_remove(ring_for(d, p->hot.cls), p);
     pool_set_class(p, CLASS_NONE);
-    chunk_free_pool(p);
+    retire_pool(p);
   }
 }
 
 /* Puts `p` (currently on no ring) where its occupancy calls for. */
 static void place(struct boxroot_domain *d, pool *p, int cls)
 {
-  if (p->hot.alloc_count == 0 && p != domain_current_pool(d)) {
+  if (pool_alloc_count(p) == 0 && p != domain_current_pool(d)) {
     release_free_pool(d, p);
   } else {
-    move_to(d, p, cls, p->hot.alloc_count < POOL_LOW_MARK);
+    move_to(d, p, cls, pool_alloc_count(p) < POOL_LOW_MARK);
   }
 }
 
@@ -125,9 +144,9 @@ void domain_pool_count_dropped(struct boxroot_domain *d, pool *p)
        resets the cursor and then frees or resets the pool (place). */
     return;
   }
-  if (p->hot.alloc_count == 0) {
+  if (pool_alloc_count(p) == 0) {
     release_free_pool(d, p);
-  } else if (p->hot.alloc_count < POOL_LOW_MARK) {
+  } else if (pool_alloc_count(p) < POOL_LOW_MARK) {
     if (p->hot.cls == CLASS_OLD) {
       move_to(d, p, CLASS_OLD, 1);
     } else if (p->hot.cls == CLASS_YOUNG && current != NULL) {
@@ -167,7 +186,7 @@ pool *domain_refill(struct boxroot_domain *d)
   pool *y = d->young;
   if (y != NULL && y != p && pool_has_room(y) && make_current(d, y)) return y;
   pool *o = d->old;
-  if (o != NULL && o->hot.alloc_count < POOL_LOW_MARK && make_current(d, o)) {
+  if (o != NULL && pool_alloc_count(o) < POOL_LOW_MARK && make_current(d, o)) {
     d->stats.pools_demoted++;
     return o;
   }
@@ -182,7 +201,7 @@ pool *domain_refill(struct boxroot_domain *d)
   atomic_store(&fresh->delayed_pending, 0);
   for (int i = 0; i < DELAYED_WORDS; i++) atomic_store(&fresh->delayed_bits[i], 0);
   pool_set_class(fresh, CLASS_NONE);
-  pool_set_owner(fresh, d->id);
+  pool_set_owner(fresh, d->id, d->key);
   make_current(d, fresh);
   return fresh;
 }
@@ -234,7 +253,7 @@ static void orphan_all(struct boxroot_domain *d)
     pool *p = d->free;
     ring_remove(&d->free, p);
     pool_set_class(p, CLASS_NONE);
-    chunk_free_pool(p);
+    retire_pool(p);
   }
   d->free_count = 0;
   pthread_mutex_lock(&domains_lock);
@@ -243,7 +262,7 @@ static void orphan_all(struct boxroot_domain *d)
     while (*from != NULL) {
       pool *p = *from;
       ring_remove(from, p);
-      pool_set_owner(p, BOXROOT_NO_OWNER);
+      pool_set_owner(p, BOXROOT_NO_OWNER, BOXROOT_NO_OWNER_KEY);
       ring_insert(to, p, 0);
     }
   }
@@ -268,7 +287,7 @@ void domain_adopt_orphans(struct boxroot_domain *d)
     while (*from != NULL) {
       pool *p = *from;
       ring_remove(from, p);
-      pool_set_owner(p, d->id);
+      pool_set_owner(p, d->id, d->key);
       /* Orphans keep their class: a young orphan may hold young values. */
       ring_insert(ring_for(d, cls), p, 0);
       d->stats.pools_adopted++;
@@ -280,15 +299,20 @@ void domain_adopt_orphans(struct boxroot_domain *d)
   pthread_mutex_unlock(&domains_lock);
 }
 
-void domain_orphan_counts(long *pools, long *roots)
+void domain_orphan_counts(long *pools, long *roots, long *creations)
 {
-  *pools = *roots = 0;
+  *pools = *roots = *creations = 0;
   pthread_mutex_lock(&domains_lock);
   pool *heads[2] = { orphan_young, orphan_old };
   for (int i = 0; i < 2; i++) {
     pool *p = heads[i];
     if (p == NULL) continue;
-    do { (*pools)++; *roots += p->hot.alloc_count; p = p->next; } while (p != heads[i]);
+    do {
+      (*pools)++;
+      *roots += pool_alloc_count(p);
+      *creations += pool_creations(p);
+      p = p->next;
+    } while (p != heads[i]);
   }
   pthread_mutex_unlock(&domains_lock);
 }
@@ -302,6 +326,7 @@ void domain_forget_all(void)
   }
   pthread_mutex_lock(&domains_lock);
   orphan_young = orphan_old = NULL;
+  atomic_store(&retired_creations, 0);
   atomic_store(&orphans_present, 0);
   pthread_mutex_unlock(&domains_lock);
 }

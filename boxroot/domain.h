@@ -65,6 +65,7 @@ struct domain_stats {
 
 struct boxroot_domain {
   int id;
+  void const *key;  /* boxroot_compat_domain_key() of domain id */
   int incarnation;  /* unique_id of the OCaml domain last seen with this id */
   int terminated;   /* that incarnation ran its terminated hook */
   pool *young, *old, *free;
@@ -121,6 +122,8 @@ static inline pool *domain_ring(struct boxroot_domain *d, int cls)
   return cls == CLASS_YOUNG ? d->young : cls == CLASS_OLD ? d->old : d->free;
 }
 /* Sums over the orphan rings, under their lock. */
-void domain_orphan_counts(long *pools, long *roots);
+void domain_orphan_counts(long *pools, long *roots, long *creations);
+/* Creations counted by pools since given back to the chunk allocator. */
+long domain_retired_creations(void);
 
 #endif /* BOXROOT_DOMAIN_H */

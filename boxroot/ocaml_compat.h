@@ -101,6 +101,25 @@ static inline int boxroot_compat_lock_held_slow(void)
   return boxroot_compat_locked_domain() >= 0;
 }
 
+/* Domain keys: a pointer that identifies a domain, so that the delete
+   fast path tells "the lock of the pool's owner is held" with one
+   comparison: the key of the domain whose lock this thread holds, or
+   NULL. OCaml 5: the domain's state, which the runtime allocates once
+   per domain id and reuses for later domains with that id. */
+static inline void const *boxroot_compat_lock_key(void)
+{
+  return Caml_state_opt;
+}
+/* The key of the domain this thread runs for (lock held, or its scan). */
+static inline void const *boxroot_compat_domain_key(void)
+{
+  return Caml_state;
+}
+static inline int boxroot_compat_key_domain(void const *key)
+{
+  return ((caml_domain_state const *)key)->id;
+}
+
 #else /* OCaml 4.14 */
 
 /* Lock tracking, maintained in scan.c (protocol above). */
@@ -123,6 +142,21 @@ static inline int boxroot_compat_is_young(value v)
 }
 
 static inline int boxroot_compat_domain_unique_id(void) { return 0; }
+
+/* Domain keys (see above): domain 0's is the address of the epoch. */
+static inline void const *boxroot_compat_lock_key(void)
+{
+  return boxroot_compat_locked_domain() == 0 ? &boxroot_compat_lock_epoch : NULL;
+}
+static inline void const *boxroot_compat_domain_key(void)
+{
+  return &boxroot_compat_lock_epoch;
+}
+static inline int boxroot_compat_key_domain(void const *key)
+{
+  (void)key;
+  return 0;
+}
 
 /* Whether this thread holds the master lock, for the slow paths of
    functions that need it: asks the runtime when the hooks cannot tell,

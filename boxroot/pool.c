@@ -5,6 +5,8 @@ _Static_assert(POOL_SLOTS <= DELAYED_WORDS * 8 * (int)sizeof(uintptr_t),
                "the delayed-free bitmap must cover every slot");
 _Static_assert(POOL_SLOTS > BOXROOT_LOW_COUNT && POOL_SLOTS < 2 * BOXROOT_LOW_COUNT,
                "boxroot_delete's single test needs LOW_COUNT < slots < 2 * LOW_COUNT");
+_Static_assert(POOL_SLOTS < (1 << BOXROOT_COUNT_BITS),
+               "the count of slots in use must fit below the creations (boxroot.h)");
 _Static_assert((BOXROOT_LOW_COUNT & (BOXROOT_LOW_COUNT - 1)) == 0,
                "BOXROOT_LOW_COUNT must be a power of two");
 _Static_assert(sizeof(struct boxroot_pool_hot) + 3 * sizeof(void *) <= CACHE_LINE,
@@ -17,7 +19,7 @@ _Static_assert(FRESH_BATCH % SLOTS_PER_LINE == 0 && POOL_SLOTS % SLOTS_PER_LINE 
 void pool_reset(pool *p)
 {
   p->hot.free_list = (void **)p;
-  p->hot.alloc_count = 0;
+  p->hot.counts = 0;
   p->fresh = p->slots;
 }
 

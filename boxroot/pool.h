@@ -17,9 +17,11 @@
      ascending order in batches of FRESH_BATCH (pool_thread_fresh), so a pool
      holding few roots is scanned over a short prefix. `fresh - slots` is
      a whole number of cache lines (the minor scan reads line by line).
-   - `alloc_count` counts allocated slots, including those deleted
+   - `pool_alloc_count` counts allocated slots, including those deleted
      remotely whose deletion is still delayed (remote.c). A pool whose
-     count drops to 0 is reset and leaves the scanned rings at once.
+     count drops to 0 leaves the scanned rings at once. `pool_creations`
+     counts every slot ever handed out (statistics); pools keep it until
+     they go back to the chunk allocator (domain.c).
    - `cls` says which ring of its owner the pool is on (domain.c). */
 #ifndef BOXROOT_POOL_H
 #define BOXROOT_POOL_H
@@ -81,6 +83,15 @@ static inline int pool_slot_is_free(pool *p, void *contents)
 
 static inline void **pool_end(pool *p) { return p->slots + POOL_SLOTS; }
 
+static inline int pool_alloc_count(pool const *p)
+{
+  return (int)(p->hot.counts & (((uint64_t)1 << BOXROOT_COUNT_BITS) - 1));
+}
+static inline long pool_creations(pool const *p)
+{
+  return (long)(p->hot.counts >> BOXROOT_COUNT_BITS);
+}
+
 static inline int pool_has_room(pool *p)
 {
   return p->hot.free_list != (void **)p || p->fresh < pool_end(p);
@@ -96,12 +107,13 @@ static inline void pool_free_slot(pool *p, void **slot)
 {
   *slot = (void *)p->hot.free_list;
   p->hot.free_list = slot;
-  p->hot.alloc_count--;
+  p->hot.counts--; /* the count of slots in use (boxroot.h) */
 }
 
-static inline int pool_set_owner(pool *p, int32_t owner)
+static inline int pool_set_owner(pool *p, int32_t owner, void const *owner_key)
 {
   __atomic_store_n(&p->hot.owner, owner, __ATOMIC_RELAXED);
+  __atomic_store_n(&p->hot.owner_key, owner_key, __ATOMIC_RELAXED);
   return owner;
 }
 static inline void pool_set_class(pool *p, int32_t cls)

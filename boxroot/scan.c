@@ -153,9 +153,9 @@ static long scan_pool_young(pool *p, scanner sc)
 static inline __attribute__((always_inline))
 long scan_pool_all_with(pool *p, scanner sc, int darken)
 {
-  int remaining = p->hot.alloc_count;
+  int remaining = pool_alloc_count(p);
   void **s = p->slots;
-  /* Every allocated slot lies below p->fresh and alloc_count counts them
+  /* Every allocated slot lies below p->fresh and the count covers them
      all (delayed frees included), so counting them down is the only
      bound the loop needs: no second comparison per slot. */
   for (; remaining > 0; s++) {
