@@ -78,11 +78,24 @@ static void move_to(struct boxroot_domain *d, pool *p, int cls, int at_front)
 
 /* ---- domains ---- */
 
+/* The key of domain `id` if this thread runs for it, as it should (lock
+   held, or its scan or termination hook). Otherwise a key that matches no
+   thread: deletions from its pools then all take the remote path, which is
+   always safe, where a wrong key would let another domain free slots
+   without synchronisation. The runtime keeps one state per id, so the key
+   of an id does not change across incarnations. */
+static void const *own_key(int id)
+{
+  void const *key = boxroot_compat_domain_key();
+  return boxroot_compat_key_domain(key) == id ? key : BOXROOT_NO_OWNER_KEY;
+}
+
 static struct boxroot_domain *domain_get_any(int id)
 {
   struct boxroot_domain *d = boxroot_domains[id];
   int incarnation = boxroot_compat_domain_unique_id();
   if (d != NULL) {
+    if (d->key == BOXROOT_NO_OWNER_KEY) d->key = own_key(id);
     if (d->incarnation != incarnation) {
       /* The id was reused. The rings were emptied at termination. */
       d->incarnation = incarnation;
@@ -92,11 +105,8 @@ static struct boxroot_domain *domain_get_any(int id)
   }
   d = aligned_alloc(CACHE_LINE, sizeof *d);
   if (d == NULL) return NULL;
-  /* Called for domain `id` only by its own threads (lock held, or its
-     scan or termination hooks), so this is its key; the runtime keeps one
-     state per id, so later incarnations have the same. */
   *d = (struct boxroot_domain){ .id = id, .incarnation = incarnation,
-                                .key = boxroot_compat_domain_key() };
+                                .key = own_key(id) };
   atomic_init(&d->delayed_flag, 0);
   /* Other threads read this slot (remote.c) without the domain lock. */
   __atomic_store_n(&boxroot_domains[id], d, __ATOMIC_RELEASE);
