@@ -18,9 +18,13 @@
    once its count of allocated slots has been seen.
    Both scans first adopt orphan pools (except on a terminated domain,
    which takes part in its last collections but must not take pools with
-   it: domain.h), reset the current pool, so that a domain that creates no
-   root between two collections scans nothing at the next minor
-   collection, and collect delayed frees.
+   it: domain.h) and reset the current pool, so that a domain that creates
+   no root between two collections scans nothing at the next minor
+   collection. Then each ring is read in one pass (scan_ring): a pool's
+   delayed frees are collected, its slots scanned, and it is put back
+   where its occupancy calls for, while the next pool's first lines are
+   already being fetched: a major scan over many pools is bound by
+   memory, not by instructions (SCAN_PREFETCH_SLOTS).
 
    OCaml 4.14: one domain, scanned by the thread holding the master lock.
    The hook tells minor from major scans by the scanning action: only the
