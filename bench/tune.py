@@ -67,7 +67,7 @@ def local(variant, depth):
     return case(f"local_roots {variant} depth={depth}", "local_roots",
                 [f"variant={variant}", f"depths={depth}", "calls=3000000"],
                 [(f"local {variant} d={depth} ns/call", None, "ns_per_call")],
-                cg=[f"variant={variant}", f"depths={depth}", "calls=200000"])
+                cg=[f"variant={variant}", f"depths={depth}", "calls=1000000"])
 
 
 CASES = {
@@ -102,7 +102,8 @@ CASES = {
                          ("latency 1e6 minor after burst ms", None, "minor_burst_ns"),
                          ("latency 1e6 major scan ns/slot", None, "stat_major_ns_per_slot"),
                          ("latency 1e6 pools", None, "pools"),
-                         ("latency 1e6 reserved MiB", None, "stat_reserved_mib")]),
+                         ("latency 1e6 reserved MiB", None, "stat_reserved_mib")],
+                        cg=["n=1000000", "minors=20", "majors=3"]),
     "latency_1e7": case("latency n=10^7", "latency", ["n=10000000", "minors=20", "majors=3"],
                         [("latency 1e7 major med ms", None, "major_med_ns"),
                          ("latency 1e7 minor after burst ms", None, "minor_burst_ns"),
@@ -110,7 +111,8 @@ CASES = {
                          ("latency 1e7 reserved MiB", None, "stat_reserved_mib")]),
     "latency_1e4": case("latency n=10^4", "latency", ["n=10000", "minors=1000", "majors=20"],
                         [("latency 1e4 minor med us", None, "minor_med_ns"),
-                         ("latency 1e4 minor after burst us", None, "minor_burst_ns")]),
+                         ("latency 1e4 minor after burst us", None, "minor_burst_ns")],
+                        cg=["n=10000", "minors=1000", "majors=20"]),
     "parallel": case("parallel prodcons 2 domains", "parallel",
                      ["mode=prodcons", "domains=2", "roots=3000000"],
                      [("parallel prodcons 2d M roots/s", None, "roots_per_s")]),
