@@ -102,13 +102,16 @@ CASES = {
                          ("latency 1e6 minor after burst ms", None, "minor_burst_ns"),
                          ("latency 1e6 major scan ns/slot", None, "stat_major_ns_per_slot"),
                          ("latency 1e6 pools", None, "pools"),
-                         ("latency 1e6 reserved MiB", None, "stat_reserved_mib")],
+                         ("latency 1e6 reserved MiB", None, "stat_reserved_mib"),
+                         ("latency 1e6 create 10^6 roots ms", None, "create_s"),
+                         ("latency 1e6 free pools committed at exit", None, "stat_free_committed")],
                         cg=["n=1000000", "minors=20", "majors=3"]),
     "latency_1e7": case("latency n=10^7", "latency", ["n=10000000", "minors=20", "majors=3"],
                         [("latency 1e7 major med ms", None, "major_med_ns"),
                          ("latency 1e7 minor after burst ms", None, "minor_burst_ns"),
                          ("latency 1e7 major scan ns/slot", None, "stat_major_ns_per_slot"),
-                         ("latency 1e7 reserved MiB", None, "stat_reserved_mib")]),
+                         ("latency 1e7 reserved MiB", None, "stat_reserved_mib"),
+                         ("latency 1e7 create 10^7 roots ms", None, "create_s")]),
     "latency_1e4": case("latency n=10^4", "latency", ["n=10000", "minors=1000", "majors=20"],
                         [("latency 1e4 minor med us", None, "minor_med_ns"),
                          ("latency 1e4 minor after burst us", None, "minor_burst_ns")],
@@ -204,6 +207,9 @@ STATS_RES = {
     "stat_major_ns_per_slot": (r"major scans \((\d+) slots, ([\d.]+) ms",
                                lambda slots, ms: float(ms) * 1e6 / max(1, int(slots))),
     "stat_minor_scan_ms": (r"minor scans \(\d+ slots, ([\d.]+) ms", float),
+    # Free pools whose memory is still committed at exit (after the burst
+    # and every root are deleted): what FREE_POOLS_COMMITTED_MAX bounds.
+    "stat_free_committed": (r"(\d+) free pools committed", int),
 }
 
 
@@ -225,9 +231,12 @@ def parse(stdout, metrics):
         for r in recs:
             if (filt is None or filt in r["case"] + ",") and key in r:
                 v = float(r[key])
-                for suffix, s in SCALE.items():
-                    if label.endswith(suffix):
-                        v *= s
+                if key.endswith("_s") and label.endswith(" ms"):
+                    v *= 1e3  # seconds shown in ms
+                else:
+                    for suffix, s in SCALE.items():
+                        if label.endswith(suffix):
+                            v *= s
                 out[label] = v
                 break
     return out
@@ -262,6 +271,8 @@ def fmt(v):
     a = abs(v)
     if a >= 1e6:
         return f"{v / 1e6:.2f}M"
+    if a >= 10 and float(v).is_integer():
+        return f"{v:.0f}"
     if a >= 100:
         return f"{v:.0f}"
     if a >= 10:
