@@ -26,7 +26,9 @@ shared machine hits every variant alike. Each cell reports the median,
 the min and the spread ((max - min) / median) of the repetitions, and the
 ratio of the medians to the current default's. With --callgrind, each
 case that has a small form is also run once per variant under valgrind
---tool=callgrind: instruction counts are repeatable, unlike times.
+--tool=callgrind: instruction counts are repeatable, unlike times. Both
+the whole program's and those in boxroot's own code are reported; the
+profiles stay in /tmp/boxroot-tune/callgrind/ for callgrind_annotate.
 
 Every program runs with BENCH_STATS=1, so boxroot's statistics at exit
 (reserved memory, slots scanned) can be reported too. Progress goes to
@@ -256,14 +258,23 @@ def run_once(exe_dir, c):
     return parse(p.stdout, c["metrics"])
 
 
-def callgrind_once(exe_dir, c):
+# A function's instructions count as the library's when its source line is
+# in boxroot/*.[ch], including boxroot.h's fast paths inlined in the stubs.
+LIB_FILE_RE = re.compile(r"^\s*([\d,]+) \([ \d.]+%\)\s+(\S*?)(?:^|/)boxroot/[^/: ]+\.[ch]:")
+
+
+def callgrind_once(exe_dir, c, profile):
+    """Instructions of the whole run, and those in the library's code."""
     exe = os.path.join(exe_dir, c["prog"] + ".exe")
-    p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+    p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={profile}",
                         exe] + c["cg"], capture_output=True, text=True, timeout=3600)
     m = re.search(r"Collected : (\d+)", p.stderr)
     if p.returncode != 0 or not m:
         raise RuntimeError(f"callgrind {exe}: exit {p.returncode}: {p.stderr[-500:]}")
-    return int(m.group(1))
+    ann = subprocess.run(["callgrind_annotate", "--threshold=100", profile],
+                         capture_output=True, text=True).stdout
+    lib = sum(int(l.group(1).replace(",", "")) for l in map(LIB_FILE_RE.match, ann.splitlines()) if l)
+    return int(m.group(1)), lib
 
 
 # ---------------------------------------------------------------- report
@@ -319,7 +330,9 @@ def table(sweep_name, macro, values, default, cases, samples, cg):
                 lines.append(f"| {label} | " + " | ".join(cells) + " |")
         lines.append("")
     if cg:
-        lines += ["Callgrind: instructions of the whole program (one run each: repeatable).", ""]
+        lines += ["Callgrind (one run each: repeatable): instructions of the whole program; "
+                  "in brackets, those in boxroot's code (boxroot/*.[ch], inlined fast paths "
+                  "included); ×: ratio to the default's.", ""]
         lines.append("| benchmark (small form) | " + " | ".join(f"{macro}={v}" for v in values) + " |")
         lines.append("|---|" + "---|" * len(values))
         for c in cases:
@@ -328,11 +341,15 @@ def table(sweep_name, macro, values, default, cases, samples, cg):
             base = cg.get(f"{default}|{c['name']}")
             cells = []
             for v in values:
-                ir = cg.get(f"{v}|{c['name']}")
-                if ir is None:
+                got = cg.get(f"{v}|{c['name']}")
+                if got is None:
                     cells.append("n/a")
-                else:
-                    cells.append(f"{ir / 1e6:.1f}M" + (f" ×{ir / base:.4f}" if base and v != default else ""))
+                    continue
+                (ir, lib), cell = got, ""
+                cell = f"{ir / 1e6:.1f}M ({lib / 1e6:.2f}M)"
+                if base and v != default:
+                    cell += f" ×{ir / base[0]:.4f} (×{lib / max(1, base[1]):.3f})"
+                cells.append(cell)
             lines.append(f"| {c['prog']} {' '.join(c['cg'])} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
@@ -416,11 +433,15 @@ def main():
         for c in cgcases:
             for v in values:
                 t = time.time()
-                ir = callgrind_once(dirs[v], c)
-                cg[f"{v}|{c['name']}"] = ir
+                profile = os.path.join(WORK, "callgrind", f"{macro}={v}-{c['prog']}-"
+                                       + "-".join(c["cg"]).replace("=", "") + ".out")
+                os.makedirs(os.path.dirname(profile), exist_ok=True)
+                ir, lib = callgrind_once(dirs[v], c, profile)
+                cg[f"{v}|{c['name']}"] = [ir, lib]
                 done += 1
                 log(f"[callgrind {done}/{total}] {macro}={v} {c['prog']} {' '.join(c['cg'])}: "
-                    f"{ir / 1e6:.1f}M instructions ({time.time() - t:.0f}s)")
+                    f"{ir / 1e6:.1f}M instructions, {lib / 1e6:.1f}M in boxroot "
+                    f"({time.time() - t:.0f}s)")
 
     md = table(name, macro, values, default, cases, samples, cg)
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
