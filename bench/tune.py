@@ -443,16 +443,22 @@ def main():
                     f"{ir / 1e6:.1f}M instructions, {lib / 1e6:.1f}M in boxroot "
                     f"({time.time() - t:.0f}s)")
 
-    md = table(name, macro, values, default, cases, samples, cg)
+    # What was measured: HEAD, marked dirty if tracked files differ from it.
+    git = ["git", "-C", REPO]
+    commit = subprocess.run(git + ["rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    if subprocess.run(git + ["diff", "--quiet", "HEAD"]).returncode != 0:
+        commit += "-dirty"
+    date = time.strftime("%Y-%m-%d %H:%M:%S")
+    md = (f"Run: `bench/tune.py {' '.join(sys.argv[1:])}` at {commit}, {date}.\n\n"
+          + table(name, macro, values, default, cases, samples, cg))
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w") as f:
         f.write(md + "\n")
     with open(os.path.splitext(out)[0] + ".json", "w") as f:
         json.dump(dict(sweep=name, macro=macro, values=values, default=default,
                        cases=case_keys, reps=a.reps, samples=samples, callgrind=cg,
-                       commit=subprocess.run(["git", "-C", REPO, "rev-parse", "HEAD"],
-                                             capture_output=True, text=True).stdout.strip(),
-                       date=time.strftime("%Y-%m-%d %H:%M:%S")), f, indent=1)
+                       argv=sys.argv[1:], commit=commit, date=date), f, indent=1)
     print(md)
     log(f"tune: written {out}")
 
