@@ -42,7 +42,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -58,7 +57,7 @@ JOB_TIMEOUT_S = 600
 # the value of `key` on the RESULT line whose case= contains the filter
 # (None: the first RESULT line), or a statistic from BENCH_STATS (keys
 # starting with "stat_"). `cg` is a smaller form for callgrind, or None.
-# `lower` says which way is better (all are costs except roots_per_s).
+# Every metric is a cost (lower is better) except roots_per_s.
 
 
 def case(name, prog, args, metrics, cg=None):
@@ -197,8 +196,9 @@ def build_variant(macro, value, progs):
     missing = [l for l in cc if flag not in l]
     if missing:
         sys.exit(f"tune: {flag} missing from C compilations:\n{missing[0]}")
+    # No C compilation: up to date with the same dune file, thus the flag.
     log(f"  built {macro}={value} in {time.time() - t0:.0f}s "
-        f"({len(cc)} C files compiled with {flag})")
+        + (f"({len(cc)} C files compiled with {flag})" if cc else "(up to date)"))
     return os.path.join(dst, "_build", "default", "bench", "build", "boxroot")
 
 
