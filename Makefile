@@ -13,7 +13,7 @@ TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
 
 .PHONY: all build test test-c test-c-414 test-rust test-cpp test-tsan test-asan \
 	test-valgrind test-debug bench-micro-hugepages bench-micro-debug toolchain clean \
-	bench bench-full bench-build
+	bench bench-full bench-build bench-tune
 
 all: build
 
@@ -138,3 +138,10 @@ bench-full: bench-build
 	@$(TOOLCHAIN) && python3 bench/run.py --mode full \
 	  --build $(BENCH_BUILD_DIR)/default/bench/build $(BENCH_ARGS)
 
+
+# Sweeps one compile-time tunable over a few values (bench/tune.py: one
+# build per value under /tmp/boxroot-tune, runs interleaved, Markdown
+# tables), e.g. make bench-tune TUNE_ARGS="pool-size --reps 5 --callgrind".
+# Without TUNE_ARGS: lists the sweeps. Not part of `make test`.
+bench-tune:
+	@$(TOOLCHAIN) && python3 bench/tune.py $(or $(TUNE_ARGS),--list)

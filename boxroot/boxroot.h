@@ -136,10 +136,15 @@ void boxroot_print_stats(void);
    - a young pool (`cls == BOXROOT_CLASS_YOUNG`) is scanned at every
      minor collection; any other pool holds no young value. */
 
-/* 16 KiB, the paper's pool size (seed 000 §3.2). Not re-tuned here: no
-   benchmark has compared other sizes yet (candidates: bench/ perm_count
-   and latency for scanning, local_roots for the fast paths). */
-#ifndef BOXROOT_POOL_LOG_SIZE /* overridden by the tuning sweep (bench/tune) */
+/* 16 KiB, the paper's pool size (seed 000 §3.2), kept after comparing
+   8..64 KiB with `bench/tune.py pool-size --reps 15 --callgrind` (three
+   runs, bench/results/tune/README.md). The fast paths do not depend on
+   it (local_roots: the same instructions at every size). 8 KiB is worse:
+   globroots +10..14%, create+delete with 10^6 roots +14..20%. 64 KiB
+   scans 5..12% faster per slot (minima of three runs; medians overlap),
+   but create+delete is +5..7%, and a domain holding a few roots commits
+   4x as much (a 64 KiB pool, plus its kept free pools). */
+#ifndef BOXROOT_POOL_LOG_SIZE /* overridden by bench/tune.py; swept: 13..16 */
 #define BOXROOT_POOL_LOG_SIZE 14
 #endif
 #define BOXROOT_POOL_SIZE ((uintptr_t)1 << BOXROOT_POOL_LOG_SIZE)

@@ -15,8 +15,10 @@
 /* 4 MiB reserved at a time: 256 pools. Address space is cheap and pages
    are only committed when touched, so the size only bounds how often we
    call mmap. Aligned to 2 MiB, the x86-64 huge page size, which is also
-   the granularity of the page table. */
-#ifndef CHUNK_LOG_SIZE /* overridden by the tuning sweep (bench/tune) */
+   the granularity of the page table. Kept by `bench/tune.py chunk-size`
+   (bench/results/tune/README.md): 16 MiB changed nothing measurable;
+   2 MiB made major scans 7-8% slower per slot (minima, two runs). */
+#ifndef CHUNK_LOG_SIZE /* overridden by bench/tune.py; at least 21 */
 #define CHUNK_LOG_SIZE 22
 #endif
 #define CHUNK_SIZE ((size_t)1 << CHUNK_LOG_SIZE)
@@ -24,8 +26,13 @@
 #define CHUNK_ALIGN ((size_t)1 << REGION_LOG_SIZE)
 #define REGIONS_PER_CHUNK (CHUNK_SIZE / CHUNK_ALIGN)
 #define POOLS_PER_CHUNK (CHUNK_SIZE / BOXROOT_POOL_SIZE)
-/* Free pools kept ready beyond this are decommitted (1 MiB). */
-#ifndef FREE_POOLS_COMMITTED_MAX /* overridden by the tuning sweep (bench/tune) */
+/* Free pools kept ready beyond this are decommitted (1 MiB of 16 KiB
+   pools). Kept by `bench/tune.py committed-max` (bench/results/tune/
+   README.md): creating 10^6 roots again after deleting them is 10% faster
+   with 256 (fewer pages fault in again) and 3-11% slower with 16; nothing
+   else changed. 256 would hold 4 MiB instead of 1 after any such burst,
+   for ~0.8 ms per 10^6 roots re-created: not a clear gain. */
+#ifndef FREE_POOLS_COMMITTED_MAX /* overridden by bench/tune.py */
 #define FREE_POOLS_COMMITTED_MAX 64
 #endif
 

@@ -48,10 +48,13 @@
 
 /* Free pools a domain keeps for itself before giving them back to the
    chunk allocator: enough to absorb a burst of creations after a
-   collection without taking the chunk lock. A first guess, not chosen by
-   a benchmark yet (ops create_delete with many roots alive reuses
-   pools). */
-#ifndef FREE_POOLS_KEPT /* overridden by the tuning sweep (bench/tune) */
+   collection without taking the chunk lock. Checked with `bench/tune.py
+   free-pools-kept` (bench/results/tune/README.md): keeping none makes
+   create+delete with 10^5..10^6 roots alive 21-23% slower (+4.9%
+   instructions in boxroot); 2, 8 and 32 do not differ on any benchmark
+   (identical instruction counts). 8 is kept, a wash, for bursts larger
+   than the benchmarks': at most 96 KiB of idle pools more than 2. */
+#ifndef FREE_POOLS_KEPT /* overridden by bench/tune.py */
 #define FREE_POOLS_KEPT 8
 #endif
 

@@ -61,9 +61,12 @@ struct pool {
 /* Slots threaded onto the free list at a time in a fresh pool: a
    creation takes the slow path once per FRESH_BATCH in a fresh pool,
    and a minor scan reads at most FRESH_BATCH - 1 never-used slots.
-   A first guess, not chosen by a benchmark yet (globroots is the one that
-   scans few roots in a fresh pool at every collection). */
-#ifndef FRESH_BATCH /* overridden by the tuning sweep (bench/tune) */
+   Kept at 128 by `bench/tune.py fresh-batch` (bench/results/tune/
+   README.md), a wash: 32 and 64 make globroots' minor scans read 8% and
+   6% fewer slots (-3.4% and -2.2% instructions in boxroot) but creating
+   2*10^6 roots costs +2.0% and +0.7%; no time differed beyond the noise.
+   256 reads 11% more slots (globroots' minor scans +10% in time). */
+#ifndef FRESH_BATCH /* overridden by bench/tune.py; a multiple of 8 */
 #define FRESH_BATCH 128
 #endif
 #define SLOTS_PER_LINE (CACHE_LINE / (int)sizeof(void *))

@@ -15,7 +15,12 @@
    Last, [minor_burst_ns]: n more roots created since the last minor
    collection (holding the same old block), and the duration of the next
    minor collection: what a collection costs right after a burst of root
-   creations. *)
+   creations.
+
+   With recreate=1 (used by bench/tune.py, off by default): once the
+   burst is deleted, the CPU time of creating it again, [recreate_s]:
+   what reusing the pools that the burst emptied costs (boxroot gives
+   some back to the OS, whose pages then fault in again). *)
 open Harness
 
 let percentile sorted p = sorted.(min (Array.length sorted - 1) (Array.length sorted * p / 100))
@@ -52,13 +57,26 @@ let () =
   in
   let burst_ns = (time_each 1 Gc.minor).(0) in
   Array.iter (fun r -> Ref.delete (Obj.magic r)) burst;
+  let recreate =
+    if arg_int "recreate" 0 = 1 && immediate then begin
+      (* Outside the heap, as [outside]: the timing is the roots' alone. *)
+      let again = Bigarray.(Array1.create int c_layout n) in
+      let c0 = cpu_ns () in
+      for i = 0 to n - 1 do again.{i} <- (Obj.magic (Ref.create shared) : int) done;
+      let c1 = cpu_ns () in
+      for i = 0 to n - 1 do Ref.delete (Obj.magic again.{i}) done;
+      [ ("recreate_s", Printf.sprintf "%.6f" (float_of_int (c1 - c0) /. 1e9)) ]
+    end
+    else []
+  in
   report ~bench:"latency" ~impl:Ref.name ~case:(Printf.sprintf "n=%d" n)
-    [ ("minor_med_ns", string_of_int (percentile minor 50));
-      ("minor_p90_ns", string_of_int (percentile minor 90));
-      ("major_med_ns", string_of_int (percentile major 50));
-      ("major_p90_ns", string_of_int (percentile major 90));
-      ("minor_burst_ns", string_of_int burst_ns);
-      ("create_s", Printf.sprintf "%.6f" create_s);
-      ("pools", string_of_int (Ref.pools ())) ];
+    ([ ("minor_med_ns", string_of_int (percentile minor 50));
+       ("minor_p90_ns", string_of_int (percentile minor 90));
+       ("major_med_ns", string_of_int (percentile major 50));
+       ("major_p90_ns", string_of_int (percentile major 90));
+       ("minor_burst_ns", string_of_int burst_ns);
+       ("create_s", Printf.sprintf "%.6f" create_s);
+       ("pools", string_of_int (Ref.pools ())) ]
+     @ recreate);
   Array.iter Ref.delete in_heap;
   for i = 0 to Bigarray.Array1.dim outside - 1 do Ref.delete (Obj.magic outside.{i}) done
