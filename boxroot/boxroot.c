@@ -86,6 +86,7 @@ boxroot boxroot_create_slow(value v)
     if (!boxroot_setup()) return NULL;
   }
   int dom = boxroot_compat_locked_domain();
+  domain_point_thread_cursor(dom);
   struct boxroot_domain *d = domain_get(dom);
   pool *p = d == NULL ? NULL : domain_refill(d);
   if (p == NULL) {

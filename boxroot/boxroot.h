@@ -195,6 +195,22 @@ struct boxroot_alloc_cursor {
 
 extern struct boxroot_alloc_cursor boxroot_alloc_cursor[BOXROOT_MAX_DOMAINS];
 
+/* Each thread's way to its domain's cursor, so that boxroot_create does
+   not compute it: `key` is the key of the domain whose cursor `pool`
+   points to (ocaml_compat.h), or BOXROOT_NO_OWNER_KEY (never a lock key,
+   nor NULL) until this thread's first creation. boxroot_create trusts
+   `pool` only while `key` equals the key of the lock it holds, and its
+   slow path resets both. A thread's domain never changes in OCaml 5.3
+   (systhreads stay in their domain, C threads register with domain 0),
+   but the check makes the cache safe even if it did. Initial-exec, like
+   the runtime's own Caml_state: no call to reach it. */
+struct boxroot_thread_cursor {
+  void const *key;
+  struct boxroot_pool_hot *const *pool;
+};
+extern __thread struct boxroot_thread_cursor boxroot_thread_cursor
+  __attribute__((tls_model("initial-exec")));
+
 boxroot boxroot_create_slow(value v);
 void boxroot_delete_local_slow(struct boxroot_pool_hot *pool);
 void boxroot_delete_remote(boxroot r);
@@ -227,9 +243,9 @@ static inline boxroot boxroot_create(value v)
 #ifdef BOXROOT_DEBUG
   return boxroot_debug_create(v);
 #else
-  int dom = boxroot_compat_locked_domain();
-  if (BOXROOT_LIKELY(dom >= 0)) {
-    struct boxroot_pool_hot *pool = boxroot_alloc_cursor[dom].pool;
+  struct boxroot_thread_cursor const *mine = &boxroot_thread_cursor;
+  if (BOXROOT_LIKELY(mine->key == boxroot_compat_lock_key())) {
+    struct boxroot_pool_hot *pool = *mine->pool;
     void **slot = pool->free_list;
     if (BOXROOT_LIKELY(slot != (void **)pool)) {
       pool->free_list = (void **)*slot;

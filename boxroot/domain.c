@@ -18,6 +18,18 @@ struct boxroot_alloc_cursor boxroot_alloc_cursor[BOXROOT_MAX_DOMAINS] = {
   [0 ... BOXROOT_MAX_DOMAINS - 1] = { .pool = &boxroot_empty_pool },
 };
 
+static struct boxroot_pool_hot *const no_pool = &boxroot_empty_pool;
+__thread struct boxroot_thread_cursor boxroot_thread_cursor
+  __attribute__((tls_model("initial-exec"))) = {
+  .key = BOXROOT_NO_OWNER_KEY, .pool = &no_pool,
+};
+
+void domain_point_thread_cursor(int id)
+{
+  boxroot_thread_cursor.key = boxroot_compat_lock_key();
+  boxroot_thread_cursor.pool = &boxroot_alloc_cursor[id].pool;
+}
+
 static pthread_mutex_t domains_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Creations made in pools since given back to the chunk allocator, which
