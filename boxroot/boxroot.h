@@ -312,14 +312,14 @@ static inline bool boxroot_modify(boxroot *r, value v)
      hold any value that is not young. Only a young value going into an
      old pool needs the slow path, which moves the root to a young pool:
      at most once per minor cycle, since the new pool is young. */
-  struct boxroot_pool_hot *pool = boxroot_pool_of(*r);
-  if (BOXROOT_LIKELY(boxroot_compat_locked_domain() >= 0)
-      && (boxroot_load_relaxed(&pool->cls) == BOXROOT_CLASS_YOUNG
-          || !boxroot_compat_is_young(v))) {
-    *(value *)*r = v;
-    return true;
-  }
-  return boxroot_modify_slow(r, v);
+  boxroot root = *r; /* read once: the atomic load below would force a reload */
+  struct boxroot_pool_hot *pool = boxroot_pool_of(root);
+  if (BOXROOT_UNLIKELY(boxroot_compat_locked_domain() < 0)
+      || BOXROOT_UNLIKELY(boxroot_load_relaxed(&pool->cls) != BOXROOT_CLASS_YOUNG
+                          && boxroot_compat_is_young(v)))
+    return boxroot_modify_slow(r, v);
+  *(value *)root = v;
+  return true;
 #endif
 }
 
