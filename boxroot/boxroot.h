@@ -200,7 +200,8 @@ extern struct boxroot_alloc_cursor boxroot_alloc_cursor[BOXROOT_MAX_DOMAINS];
    points to (ocaml_compat.h), or BOXROOT_NO_OWNER_KEY (never a lock key,
    nor NULL) until this thread's first creation. boxroot_create trusts
    `pool` only while `key` equals the key of the lock it holds, and its
-   slow path resets both. A thread's domain never changes in OCaml 5.3
+   slow path resets both (OCaml 5; on 4.14 there is one cursor, at a
+   fixed address). A thread's domain never changes in OCaml 5.3
    (systhreads stay in their domain, C threads register with domain 0),
    but the check makes the cache safe even if it did. Initial-exec, like
    the runtime's own Caml_state: no call to reach it. */
@@ -238,14 +239,27 @@ static inline int32_t boxroot_load_relaxed(int32_t const *p)
   return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
+/* Where the current pool of the domain whose lock this thread holds is
+   kept, or NULL if it holds none. */
+static inline struct boxroot_pool_hot *const *boxroot_locked_cursor(void)
+{
+#if BOXROOT_MULTICORE
+  struct boxroot_thread_cursor const *mine = &boxroot_thread_cursor;
+  return mine->key == boxroot_compat_lock_key() ? mine->pool : NULL;
+#else
+  /* One domain: its cursor is at a fixed address. */
+  return boxroot_compat_locked_domain() == 0 ? &boxroot_alloc_cursor[0].pool : NULL;
+#endif
+}
+
 static inline boxroot boxroot_create(value v)
 {
 #ifdef BOXROOT_DEBUG
   return boxroot_debug_create(v);
 #else
-  struct boxroot_thread_cursor const *mine = &boxroot_thread_cursor;
-  if (BOXROOT_LIKELY(mine->key == boxroot_compat_lock_key())) {
-    struct boxroot_pool_hot *pool = *mine->pool;
+  struct boxroot_pool_hot *const *cursor = boxroot_locked_cursor();
+  if (BOXROOT_LIKELY(cursor != NULL)) {
+    struct boxroot_pool_hot *pool = *cursor;
     void **slot = pool->free_list;
     if (BOXROOT_LIKELY(slot != (void **)pool)) {
       pool->free_list = (void **)*slot;
