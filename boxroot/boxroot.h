@@ -205,12 +205,14 @@ extern struct boxroot_alloc_cursor boxroot_alloc_cursor[BOXROOT_MAX_DOMAINS];
    (systhreads stay in their domain, C threads register with domain 0),
    but the check makes the cache safe even if it did. Initial-exec, like
    the runtime's own Caml_state: no call to reach it. */
+#if BOXROOT_MULTICORE
 struct boxroot_thread_cursor {
   void const *key;
   struct boxroot_pool_hot *const *pool;
 };
 extern __thread struct boxroot_thread_cursor boxroot_thread_cursor
   __attribute__((tls_model("initial-exec")));
+#endif
 
 boxroot boxroot_create_slow(value v);
 void boxroot_delete_local_slow(struct boxroot_pool_hot *pool);

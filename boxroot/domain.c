@@ -18,16 +18,22 @@ struct boxroot_alloc_cursor boxroot_alloc_cursor[BOXROOT_MAX_DOMAINS] = {
   [0 ... BOXROOT_MAX_DOMAINS - 1] = { .pool = &boxroot_empty_pool },
 };
 
+#if BOXROOT_MULTICORE
 static struct boxroot_pool_hot *const no_pool = &boxroot_empty_pool;
 __thread struct boxroot_thread_cursor boxroot_thread_cursor
   __attribute__((tls_model("initial-exec"))) = {
   .key = BOXROOT_NO_OWNER_KEY, .pool = &no_pool,
 };
+#endif
 
 void domain_point_thread_cursor(int id)
 {
+#if BOXROOT_MULTICORE
   boxroot_thread_cursor.key = boxroot_compat_lock_key();
   boxroot_thread_cursor.pool = &boxroot_alloc_cursor[id].pool;
+#else
+  (void)id; /* one domain: boxroot_create reads its cursor directly */
+#endif
 }
 
 static pthread_mutex_t domains_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -97,8 +97,8 @@ static inline void domain_reset_cursor(int id)
   boxroot_alloc_cursor[id].pool = &boxroot_empty_pool;
 }
 
-/* Points this thread's cursor cache (boxroot.h) at domain `id`'s cursor;
-   the thread holds that domain's lock. */
+/* Points this thread's cursor cache (boxroot.h, OCaml 5 only) at domain
+   `id`'s cursor; the thread holds that domain's lock. */
 void domain_point_thread_cursor(int id);
 /* Makes the current pool one with a free slot. NULL if out of memory. */
 pool *domain_refill(struct boxroot_domain *d);
