@@ -8,6 +8,7 @@
 #include "boxroot_stats.h"
 #include "chunk.h"
 #include "domain.h"
+#include "marking.h"
 #include "remote.h"
 #include "scan.h"
 
@@ -64,6 +65,7 @@ void boxroot_teardown(void)
   if (boxroot_status() == BOXROOT_RUNNING) {
     atomic_store(&status, BOXROOT_TORE_DOWN);
     scan_remove_hooks();
+    marking_quiesce();
     domain_forget_all();
     chunk_release_all();
   } else if (boxroot_status() == BOXROOT_NOT_SETUP) {

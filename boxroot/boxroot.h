@@ -125,7 +125,8 @@ void boxroot_print_stats(void);
    Roots live in pools of BOXROOT_POOL_SIZE bytes aligned to their size,
    so that a root's address gives its pool by masking. Each domain
    allocates from its own current pool (`boxroot_alloc_cursor`); a pool's
-   free slots form a list that ends with the pool's own address. The
+   free slots form a list that ends with the pool's own address, each
+   link stored plus 1 so that the GC takes it for an immediate. The
    slow paths (pool.c, domain.c, remote.c) keep these invariants:
    - `boxroot_alloc_cursor[d].pool` is a young pool owned by domain d, or
      `&boxroot_empty_pool`, whose free list is always empty;
@@ -264,7 +265,7 @@ static inline boxroot boxroot_create(value v)
     struct boxroot_pool_hot *pool = *cursor;
     void **slot = pool->free_list;
     if (BOXROOT_LIKELY(slot != (void **)pool)) {
-      pool->free_list = (void **)*slot;
+      pool->free_list = (void **)((uintptr_t)*slot - 1); /* pool_unlink */
       pool->counts += BOXROOT_ONE_CREATION;
       *(value *)slot = v;
       return (boxroot)slot;
@@ -303,7 +304,10 @@ static inline void boxroot_delete(boxroot r)
      domain's. */
   if (BOXROOT_LIKELY(key == __atomic_load_n(&pool->owner_key, __ATOMIC_RELAXED))) {
     void **slot = (void **)r;
-    *slot = (void *)pool->free_list;
+    /* The deletion barrier (ocaml_compat.h), before the slot is lost. */
+    if (BOXROOT_UNLIKELY(boxroot_compat_marking_pools()))
+      boxroot__darken_old(*(value *)slot);
+    *slot = (void *)((uintptr_t)pool->free_list + 1); /* pool_link */
     pool->free_list = slot;
     uint64_t n = --pool->counts;
     /* Becoming low, or empty (the count is 0 or BOXROOT_LOW_COUNT: pools
@@ -334,6 +338,10 @@ static inline bool boxroot_modify(boxroot *r, value v)
       || BOXROOT_UNLIKELY(boxroot_load_relaxed(&pool->cls) != BOXROOT_CLASS_YOUNG
                           && boxroot_compat_is_young(v)))
     return boxroot_modify_slow(r, v);
+  /* The deletion barrier (ocaml_compat.h): the old value may be the only
+     trace of a value that the marker has yet to see. */
+  if (BOXROOT_UNLIKELY(boxroot_compat_marking_pools()))
+    boxroot__darken_old(*(value *)root);
   *(value *)root = v;
   return true;
 #endif

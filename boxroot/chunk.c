@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include "chunk.h"
+#include "marking.h"
 #include "testing.h"
 
 /* 4 MiB reserved at a time: 256 pools. Address space is cheap and pages
@@ -262,7 +263,10 @@ void chunk_free_pool(pool *p)
   pthread_mutex_lock(&chunk_lock);
   handed_out--;
   set_in_use(p, 0);
-  decommit = free_committed_count >= FREE_POOLS_COMMITTED_MAX && !chunk_of(p)->huge;
+  /* Not while pools may be on a mark stack: the marker would read a
+     decommitted pool's zeros as pointers (marking.c, M2). */
+  decommit = free_committed_count >= FREE_POOLS_COMMITTED_MAX && !chunk_of(p)->huge
+    && !marking_pools_may_be_marked();
   if (!decommit) {
     p->next = free_committed;
     free_committed = p;

@@ -23,7 +23,9 @@
    - A pool's address range stays mapped from its first allocation until
      boxroot_teardown. A thread that deleted a root remotely may still
      touch the pool's delayed-free area after the pool was emptied and
-     recycled (remote.c); that must never fault.
+     recycled (remote.c), and the GC's marker may still read its slots
+     (marking.c); that must never fault, nor read zeros while the marker
+     may read it.
    - A region's page-table entry is set before any pool of its chunk is
      handed out, and cleared only at teardown. A pool's in-use bit is set
      before `chunk_alloc_pool` returns it and cleared when it is given

@@ -205,7 +205,8 @@ pool *domain_refill(struct boxroot_domain *d)
   pool *p = domain_current_pool(d);
   if (p != NULL) {
     if (pool_thread_fresh(p)) return p;
-    if (remote_collect(d, p) > 0 && p->hot.free_list != (void **)p) return p;
+    if (remote_collect(d, p, BOXROOT_MULTICORE ? (void *)Caml_state : NULL) > 0
+        && p->hot.free_list != (void **)p) return p;
     /* Full: behind every young pool that may still have room. */
     ring_remove(&d->young, p);
     ring_insert(&d->young, p, 0);

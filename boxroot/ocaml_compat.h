@@ -49,7 +49,13 @@
      heaps in OCaml 5, against the one minor heap in OCaml 4.14.
    - The scanning hook's signature (see scan.c).
    - Domain incarnations. OCaml 5 reuses a terminated domain's id for a
-     new domain; `unique_id` tells them apart (domain.c). */
+     new domain; `unique_id` tells them apart (domain.c).
+   - Marking. OCaml 5 marks each pool as one block, incrementally, which
+     needs a deletion barrier in boxroot_delete and boxroot_modify while
+     a pool may still be on a mark stack (marking.c). OCaml 4.14's
+     caml_darken ignores blocks outside its heap (page table), so pools
+     are marked slot by slot at the cycle start and need no barrier: the
+     test below is the constant 0 there. */
 #ifndef BOXROOT_OCAML_COMPAT_H
 #define BOXROOT_OCAML_COMPAT_H
 
@@ -120,6 +126,24 @@ static inline int boxroot_compat_key_domain(void const *key)
   return ((caml_domain_state const *)key)->id;
 }
 
+/* Nonzero while some pool may be on a mark stack (marking.c). Written
+   only in stop-the-world sections, read by threads holding a domain
+   lock, which the sections' barriers order. */
+extern int boxroot__marking_pools;
+static inline int boxroot_compat_marking_pools(void)
+{
+#ifdef BOXROOT_TESTING_NO_DELETION_BARRIER /* a broken build for tests */
+  return 0;
+#else
+  return __atomic_load_n(&boxroot__marking_pools, __ATOMIC_RELAXED);
+#endif
+}
+/* The deletion barrier's slow path: darkens `old` (as caml_modify does
+   the old value of a field) on the mark stack of the domain whose lock
+   this thread holds, or of `domain_state`. */
+void boxroot__darken_old(value old);
+void boxroot__darken_old_for(void *domain_state, value old);
+
 #else /* OCaml 4.14 */
 
 /* Lock tracking, maintained in scan.c (protocol above). */
@@ -157,6 +181,10 @@ static inline int boxroot_compat_key_domain(void const *key)
   (void)key;
   return 0;
 }
+
+/* Marking: slot by slot, at the cycle start; no barrier (see above). */
+static inline int boxroot_compat_marking_pools(void) { return 0; }
+static inline void boxroot__darken_old(value old) { (void)old; }
 
 /* Whether this thread holds the master lock, for the slow paths of
    functions that need it: asks the runtime when the hooks cannot tell,

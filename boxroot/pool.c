@@ -15,6 +15,8 @@ _Static_assert(sizeof(struct boxroot_pool_hot) + 3 * sizeof(void *) <= CACHE_LIN
 _Static_assert(FRESH_BATCH % SLOTS_PER_LINE == 0 && POOL_SLOTS % SLOTS_PER_LINE == 0
                && offsetof(pool, slots) % CACHE_LINE == 0,
                "fresh - slots must stay a whole number of cache lines");
+_Static_assert(offsetof(pool, slots) - offsetof(pool, block_header) == sizeof(uintptr_t),
+               "the block header must be the word just before the first slot");
 
 void pool_reset(pool *p)
 {
@@ -29,8 +31,8 @@ int pool_thread_fresh(pool *p)
   if (start >= end) return 0;
   void **stop = start + FRESH_BATCH < end ? start + FRESH_BATCH : end;
   /* Link [start, stop) in ascending order in front of the current list. */
-  void *next = (void *)p->hot.free_list;
-  for (void **s = stop - 1; s >= start; s--) { *s = next; next = (void *)s; }
+  void **next = p->hot.free_list;
+  for (void **s = stop - 1; s >= start; s--) { *s = pool_link(next); next = s; }
   p->hot.free_list = start;
   p->fresh = stop;
   return 1;

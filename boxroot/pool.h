@@ -7,11 +7,20 @@
    slots. The split keeps remote deletions from bouncing the owner's line.
 
    Invariants (enforced in pool.c unless said otherwise):
-   - A slot is free iff it holds an address inside its own pool: free
-     slots link to the next free slot and the list ends with the pool's
-     own address. An allocated slot holds an OCaml value, which is an
-     immediate (odd) or a block outside every pool. So `pool_slot_is_free`
-     is one mask and one compare, and needs no metadata.
+   - A free slot holds a link: the address of the next free slot plus 1
+     (the list ends with the pool's own address plus 1). Links are odd,
+     so the GC's marker, which may read any slot of a pool (marking.c),
+     takes them for immediates. An allocated slot holds an OCaml value: an
+     immediate, or a block outside every pool. So `pool_slot_is_free` is
+     one mask and one compare, and needs no metadata; it cannot tell a
+     link from an immediate whose bits happen to equal one of the pool's
+     links (an address in the pool plus 1). What relies on it tolerates
+     that rare mistake: the per-slot scans stop at `fresh` whatever it
+     says (scan.c), and the debug build would report such a root as
+     deleted.
+   - The word before the first slot is an OCaml block header (tag 0),
+     which makes the slots the fields of a block outside the heap; only
+     marking.c writes it.
    - Slots at or above `fresh` have never been handed out since the pool
      was last reset; scanning stops there. Slots are handed out in
      ascending order in batches of FRESH_BATCH (pool_thread_fresh), so a pool
@@ -46,9 +55,13 @@ struct pool {
     char header_line[CACHE_LINE];
   };
   /* Written by remote deleters; see remote.c for the protocol. */
-  _Alignas(CACHE_LINE) atomic_int delayed_pending;
   _Alignas(CACHE_LINE) atomic_uintptr_t delayed_bits[DELAYED_WORDS];
-  _Alignas(CACHE_LINE) void *slots[];
+  _Alignas(CACHE_LINE) atomic_int delayed_pending;
+  /* The slots' OCaml block header (marking.c), in the last word of the
+     line that `delayed_pending` starts, so that it costs no slot. */
+  char header_padding[CACHE_LINE - sizeof(atomic_int) - sizeof(uintptr_t)];
+  uintptr_t block_header;
+  void *slots[];
 };
 
 #define POOL_HEADER_SIZE (offsetof(pool, slots))
@@ -78,10 +91,15 @@ static inline pool *pool_of_slot(void *slot)
   return (pool *)boxroot_pool_of((boxroot)slot);
 }
 
+/* The link stored in a free slot, to the next free slot `next` (or to
+   the pool itself at the end of the list), and back. */
+static inline void *pool_link(void **next) { return (void *)((uintptr_t)next + 1); }
+static inline void **pool_unlink(void *link) { return (void **)((uintptr_t)link - 1); }
+
 static inline int pool_slot_is_free(pool *p, void *contents)
 {
-  /* Keep bit 0 so that immediates (odd) never look like in-pool links. */
-  return ((uintptr_t)contents & ~(BOXROOT_POOL_SIZE - 2)) == (uintptr_t)p;
+  /* Odd, and in the pool once bit 0 is dropped. */
+  return ((uintptr_t)contents & (~(BOXROOT_POOL_SIZE - 1) | 1)) == ((uintptr_t)p | 1);
 }
 
 static inline void **pool_end(pool *p) { return p->slots + POOL_SLOTS; }
@@ -108,7 +126,7 @@ int pool_thread_fresh(pool *p);
 /* Frees an allocated slot of `p` (owner, lock held). */
 static inline void pool_free_slot(pool *p, void **slot)
 {
-  *slot = (void *)p->hot.free_list;
+  *slot = pool_link(p->hot.free_list);
   p->hot.free_list = slot;
   p->hot.counts--; /* the count of slots in use (boxroot.h) */
 }

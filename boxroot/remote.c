@@ -48,6 +48,7 @@
 #include "boxroot.h"
 #include "checks.h"
 #include "domain.h"
+#include "marking.h"
 #include "remote.h"
 
 struct thread_count {
@@ -131,7 +132,7 @@ void boxroot_delete_remote(boxroot r)
   else count_purely_remote();
 }
 
-int remote_collect(struct boxroot_domain *d, pool *p)
+int remote_collect(struct boxroot_domain *d, pool *p, void *barrier_state)
 {
   if (atomic_load(&p->delayed_pending) == 0) return 0;              /* C1 */
   atomic_exchange(&p->delayed_pending, 0);                          /* C2 */
@@ -144,6 +145,7 @@ int remote_collect(struct boxroot_domain *d, pool *p)
       bits &= bits - 1;
       void **slot = &p->slots[w * 8 * sizeof(uintptr_t) + b];
       debug_check_delayed_free(p, slot);
+      marking_barrier(barrier_state, *(value *)slot);
       pool_free_slot(p, slot);
       freed++;
     }

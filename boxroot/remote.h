@@ -9,8 +9,11 @@ struct boxroot_domain;
 /* Frees the slots of `p` whose deletion was delayed, and counts them in
    `d`'s statistics (the derived counts of boxroot_get_stats need every
    one). Owner `d` only (its lock held, or its scan hook). Returns how
-   many; the caller then fixes the pool's ring position if it matters. */
-int remote_collect(struct boxroot_domain *d, pool *p);
+   many; the caller then fixes the pool's ring position if it matters.
+   `barrier_state`: the domain state with which to darken the values
+   freed while pools may be marked (marking.c, M3), or NULL (cycle start,
+   slot-by-slot scans). */
+int remote_collect(struct boxroot_domain *d, pool *p, void *barrier_state);
 
 /* Deletions so far by threads holding no domain lock. */
 long remote_purely_remote_deletes(void);

@@ -42,6 +42,7 @@
 #include <caml/misc.h>
 #include "boxroot.h"
 #include "domain.h"
+#include "marking.h"
 #include "remote.h"
 #include "scan.h"
 
@@ -120,11 +121,11 @@ static inline int is_young_block(uintnat v, uintnat base, uintnat half_limit)
 /* The start of the next pool to scan, which the in-loop prefetch of the
    current pool cannot reach: its header line (ring links, count), its
    line of delayed frees (remote.c), its first slots. */
-static inline void prefetch_pool(pool *p)
+static inline void prefetch_pool(pool *p, int slots)
 {
   __builtin_prefetch(&p->header_line);
   __builtin_prefetch(&p->delayed_pending);
-  for (int i = 0; i < SCAN_PREFETCH_SLOTS; i += SLOTS_PER_LINE)
+  for (int i = 0; i < slots; i += SLOTS_PER_LINE)
     __builtin_prefetch(&p->slots[i]);
 }
 
@@ -158,11 +159,12 @@ static inline __attribute__((always_inline))
 long scan_pool_all_with(pool *p, scanner sc, int darken)
 {
   int remaining = pool_alloc_count(p);
-  void **s = p->slots;
+  void **s = p->slots, **end = p->fresh;
   /* Every allocated slot lies below p->fresh and the count covers them
-     all (delayed frees included), so counting them down is the only
-     bound the loop needs: no second comparison per slot. */
-  for (; remaining > 0; s++) {
+     all (delayed frees included), so the loop stops after the last one.
+     The bound `end` is for immediates that look like free-list links
+     (pool.h), which are not counted down. */
+  for (; remaining > 0 && s < end; s++) {
     __builtin_prefetch(s + SCAN_PREFETCH_SLOTS);
     void *v = *s;
     if (pool_slot_is_free(p, v)) continue;
@@ -174,60 +176,95 @@ long scan_pool_all_with(pool *p, scanner sc, int darken)
   return s - p->slots;
 }
 
-static long scan_pool_all(pool *p, scanner sc)
+/* How a scan visits a pool. */
+enum scan_kind {
+  SCAN_YOUNG,   /* minor collection: young values, slot by slot */
+  SCAN_ALL,     /* compaction, heap verification, OCaml 4.14's cycle
+                   start: every value, slot by slot */
+  SCAN_DARKEN   /* OCaml 5's cycle start: the pool as one block (marking.c) */
+};
+
+static enum scan_kind major_scan_kind(scanner sc)
 {
-  return sc.f == (scanning_action)caml_darken ? scan_pool_all_with(p, sc, 1)
-                                              : scan_pool_all_with(p, sc, 0);
+#if BOXROOT_MULTICORE
+  if (sc.f == (scanning_action)caml_darken) return SCAN_DARKEN;
+#endif
+  (void)sc;
+  return SCAN_ALL;
+}
+
+static long scan_pool(pool *p, scanner sc, enum scan_kind kind)
+{
+  switch (kind) {
+  case SCAN_YOUNG: return scan_pool_young(p, sc);
+#if BOXROOT_MULTICORE
+  case SCAN_DARKEN: return marking_darken_pool(p, sc.data);
+#endif
+  default:
+    return sc.f == (scanning_action)caml_darken ? scan_pool_all_with(p, sc, 1)
+                                                : scan_pool_all_with(p, sc, 0);
+  }
 }
 
 /* One pass over ring `cls`: collect each pool's delayed frees, scan it,
-   and put it back as `new_cls` where its occupancy calls for. */
+   and put it back as `new_cls` where its occupancy calls for.
+   `barrier_state`: the domain state to darken collected values with
+   (marking.c, M3), or NULL. */
 static long scan_ring(struct boxroot_domain *d, int cls, int new_cls,
-                      scanner sc, int minor)
+                      scanner sc, enum scan_kind kind, void *barrier_state)
 {
   long scanned = 0;
+  /* Darkening a pool reads its first line of slots only. */
+  int prefetch = kind == SCAN_DARKEN ? SLOTS_PER_LINE : SCAN_PREFETCH_SLOTS;
   for (pool *p = domain_detach_ring(d, cls), *after; p != NULL; p = after) {
     after = p->next;
-    if (after != NULL) prefetch_pool(after);
-    remote_collect(d, p);
-    scanned += minor ? scan_pool_young(p, sc) : scan_pool_all(p, sc);
+    if (after != NULL) prefetch_pool(after, prefetch);
+    remote_collect(d, p, barrier_state);
+    scanned += scan_pool(p, sc, kind);
     domain_place(d, p, new_cls);
   }
   return scanned;
 }
 
-static long collect_ring(struct boxroot_domain *d, pool *head)
+static long collect_ring(struct boxroot_domain *d, pool *head, void *barrier_state)
 {
   long freed = 0;
   if (head != NULL) {
     pool *p = head;
-    do { freed += remote_collect(d, p); p = p->next; } while (p != head);
+    do { freed += remote_collect(d, p, barrier_state); p = p->next; } while (p != head);
   }
   return freed;
 }
 
-static void scan_minor(struct boxroot_domain *d, scanner sc)
+static void scan_minor(struct boxroot_domain *d, scanner sc, void *domain_state)
 {
   if (atomic_load(&d->delayed_flag) && atomic_exchange(&d->delayed_flag, 0)
-      && collect_ring(d, d->old) > 0)
+      && collect_ring(d, d->old, domain_state) > 0)
     domain_resort_ring(d, CLASS_OLD, CLASS_OLD);
   /* Afterwards no root is young: every young pool becomes old. */
-  d->stats.minor_slots_scanned += scan_ring(d, CLASS_YOUNG, CLASS_OLD, sc, 1);
+  d->stats.minor_slots_scanned +=
+    scan_ring(d, CLASS_YOUNG, CLASS_OLD, sc, SCAN_YOUNG, domain_state);
   d->stats.minor_scans++;
 }
 
+/* Every pool, at the cycle start or for compaction or verification.
+   Delayed frees collected here need no barrier: at the cycle start they
+   precede the snapshot (marking.c), and the others scan slot by slot. */
 static void scan_major(struct boxroot_domain *d, scanner sc)
 {
   atomic_store(&d->delayed_flag, 0);
-  long scanned = scan_ring(d, CLASS_YOUNG, CLASS_YOUNG, sc, 0);
-  scanned += scan_ring(d, CLASS_OLD, CLASS_OLD, sc, 0);
+  enum scan_kind kind = major_scan_kind(sc);
+  long scanned = scan_ring(d, CLASS_YOUNG, CLASS_YOUNG, sc, kind, NULL);
+  scanned += scan_ring(d, CLASS_OLD, CLASS_OLD, sc, kind, NULL);
   d->stats.major_slots_scanned += scanned;
   d->stats.major_scans++;
 }
 
-static void scan_domain(int id, scanner sc, int minor)
+/* `domain_state`: the state of domain `id` (OCaml 5), for the barrier. */
+static void scan_domain(int id, scanner sc, int minor, void *domain_state)
 {
   if (boxroot_status() != BOXROOT_RUNNING) return;
+  marking_observe_phase();
   struct boxroot_domain *d = domain_get(id);
   /* Out of memory: it cannot own any pool. Terminated: it owns none,
      and must not adopt. */
@@ -243,7 +280,7 @@ static void scan_domain(int id, scanner sc, int minor)
   long t0 = now_ticks();
   domain_reset_cursor(id);
   if (minor) {
-    scan_minor(d, sc);
+    scan_minor(d, sc, domain_state);
     d->stats.minor_scan_ticks += now_ticks() - t0;
   } else {
     scan_major(d, sc);
@@ -261,7 +298,7 @@ static void scan_hook(scanning_action f, scanning_action_flags flags,
 {
   if (previous_scan_hook != NULL) previous_scan_hook(f, flags, data, domain);
   scan_domain(domain->id, (scanner){ f, data },
-              (flags & SCANNING_ONLY_YOUNG_VALUES) != 0);
+              (flags & SCANNING_ONLY_YOUNG_VALUES) != 0, domain);
 }
 
 /* Runs on the terminating domain, lock held, before its last minor
@@ -398,7 +435,7 @@ static void scan_hook(scanning_action f)
   if (!blocking_hooks_are_ours()) install_blocking_hooks();
   /* The minor collection is the only caller with caml_oldify_one; the
      others (major cycle start, compaction) need every root once. */
-  scan_domain(0, (scanner){ f }, f == caml_oldify_one);
+  scan_domain(0, (scanner){ f }, f == caml_oldify_one, NULL);
 }
 
 void scan_install_hooks(void)

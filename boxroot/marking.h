@@ -1,0 +1,46 @@
+/* Incremental marking of pools on OCaml 5 (protocol in marking.c). On
+   OCaml 4.14 these are no-ops: pools are marked slot by slot (scan.c). */
+#ifndef BOXROOT_MARKING_H
+#define BOXROOT_MARKING_H
+
+#include "pool.h"
+
+/* At the major cycle start (our scan hook with caml_darken, for the
+   domain whose state is `domain_state`): gives the pool's allocated
+   prefix to the runtime's marker as one block, and returns the number of
+   slots handed over (0 if the pool holds no root). OCaml 5 only. */
+long marking_darken_pool(pool *p, void *domain_state);
+
+/* Every scan hook, stop-the-world: lowers the flag of boxroot.h's
+   deletion barrier once no pool can be on a mark stack any more. */
+void marking_observe_phase(void);
+
+/* The deletion barrier of slots emptied by the owner when it collects
+   remote deletions (remote.c): darkens `old` on `domain_state`'s mark
+   stack if pools may still be marked; NULL at the cycle start, where the
+   deletions collected precede the snapshot. */
+static inline void marking_barrier(void *domain_state, value old)
+{
+#if BOXROOT_MULTICORE
+  if (domain_state != NULL && BOXROOT_UNLIKELY(boxroot_compat_marking_pools()))
+    boxroot__darken_old_for(domain_state, old);
+#else
+  (void)domain_state; (void)old;
+#endif
+}
+
+/* Whether some pool may be on a mark stack (the flag of marking.c). */
+static inline int marking_pools_may_be_marked(void)
+{
+#if BOXROOT_MULTICORE
+  return __atomic_load_n(&boxroot__marking_pools, __ATOMIC_RELAXED);
+#else
+  return 0;
+#endif
+}
+
+/* Teardown, hooks removed, before pools are unmapped: waits until no
+   mark stack holds a pool. Domain lock held. */
+void marking_quiesce(void);
+
+#endif

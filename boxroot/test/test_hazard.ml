@@ -1,0 +1,101 @@
+(* The snapshot hazard of incremental marking (marking.c, M3). On OCaml 5
+   a major cycle hands each pool to the marker at its start, and the
+   marker reads the slots later. A root deleted or modified in between,
+   after its value was copied into a block the marker will not scan
+   (allocated during the cycle, hence born marked), must not let that
+   value be collected: the deletion barrier darkens it.
+
+   Right after Gc.full_major a new cycle has started and no marking work
+   has run. Then, without allocating on the minor heap: copy each root's
+   value into a fresh major-heap array, and drop the root, in four ways
+   (local delete, modify to an immediate, delete from another domain or
+   thread, delete from a C thread holding no lock), then a minor
+   collection collects the remote deletions. After the cycle completes
+   (Gc.full_major), a weak array tells which values were collected while
+   the array still pointed to them: there must be none.
+
+   The build with -DBOXROOT_TESTING_NO_DELETION_BARRIER (test/broken)
+   must lose values: run with BOXROOT_HAZARD_EXPECT_LOSS=1 it fails unless
+   each way loses some (on OCaml 5; one round, as the lost values leave
+   dangling pointers behind). BOXROOT_HAZARD_ROUNDS (default 3), BOXROOT_HAZARD_N
+   (values per way and round, default 25_000). *)
+open Boxroot_test
+
+external delete_foreign : root array -> int -> int -> unit = "hazard_delete_foreign"
+external forget : Obj.t array -> unit = "hazard_forget"
+external multicore : unit -> bool = "hazard_multicore"
+
+let rounds = env_int "BOXROOT_HAZARD_ROUNDS" 3
+let n = env_int "BOXROOT_HAZARD_N" 25_000
+let expect_loss = env_int "BOXROOT_HAZARD_EXPECT_LOSS" 0 = 1
+let ways = [| "local delete"; "modify"; "delete from another " ^ Par.kind;
+              "delete from a C thread without lock" |]
+let total = Array.length ways * n
+
+(* A helper running in parallel, waiting for batches of roots to delete
+   (remote-domain deletions on OCaml 5). It spins on an atomic, so that
+   handing it a batch allocates nothing. *)
+let request = Atomic.make (-1) and done_ = Atomic.make 0
+let shared : root array ref = ref [||]
+let stop = Atomic.make false
+let helper () =
+  while not (Atomic.get stop) do
+    let lo = Atomic.get request in
+    if lo >= 0 then begin
+      for i = lo to lo + n - 1 do delete !shared.(i) done;
+      Atomic.set request (-1);
+      Atomic.incr done_
+    end else Par.relax ()
+  done
+
+(* Marking work that this domain does before it reaches the pools: the
+   runtime darkens finalisers' closures after our hook, so this closure is
+   above the pools on the mark stack, and the array it captures (reachable
+   from nowhere else, so that no other domain marks it) is scanned first,
+   in every slice, including the opportunistic ones that a domain makes
+   while it waits for the others to join a collection. *)
+let ballast_owner = ref 0
+let () =
+  let ballast = Array.init (env_int "BOXROOT_HAZARD_BALLAST" 1_000_000) (fun i -> ref i) in
+  Gc.finalise (fun _ -> ignore (Sys.opaque_identity ballast)) ballast_owner
+
+let round r =
+  let roots = Array.init total (fun i -> create (ref i)) in
+  let weak = Weak.create total in
+  Array.iteri (fun i root -> Weak.set weak i (Some (get root))) roots;
+  shared := roots;
+  (* Values old, a cycle just started: the pools wait on a mark stack. *)
+  Gc.full_major ();
+  let hidden = Array.make total (Obj.repr 0) in (* > Max_young_wosize *)
+  for i = 0 to total - 1 do hidden.(i) <- get roots.(i) done;
+  let d0 = Atomic.get done_ in
+  Atomic.set request (2 * n);
+  while Atomic.get done_ = d0 do Par.relax () done;
+  delete_foreign roots (3 * n) (4 * n);
+  for i = 0 to n - 1 do delete roots.(i) done;
+  for i = n to 2 * n - 1 do ignore (modify roots.(i) 0) done;
+  Gc.minor (); (* collects the remote deletions *)
+  (* Completes the cycle (which starts the next one): the weak array's
+     entries for values found unmarked are cleared. *)
+  Gc.major ();
+  let lost = Array.make (Array.length ways) 0 in
+  for i = 0 to total - 1 do
+    if Weak.get weak i = None then lost.(i / n) <- lost.(i / n) + 1
+  done;
+  forget hidden;
+  for i = n to 2 * n - 1 do delete roots.(i) done;
+  Array.iteri (fun w k ->
+      if expect_loss then begin
+        Printf.printf "round %d, %s: %d of %d values lost\n%!" r ways.(w) k n;
+        check (not (multicore ()) || k > 0)
+          "round %d, %s: the build without deletion barrier lost no value" r ways.(w)
+      end else check (k = 0) "round %d, %s: %d of %d values lost" r ways.(w) k n)
+    lost
+
+let () =
+  let h = Par.spawn helper in
+  for r = 1 to rounds do round r done;
+  Atomic.set stop true;
+  Par.join h;
+  ignore (Sys.opaque_identity ballast_owner);
+  finish "test_hazard"
