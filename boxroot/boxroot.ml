@@ -28,5 +28,5 @@ type stats = {
   chunk_free_pools_decommitted : int;
 }
 
-external stats : unit -> stats option = "boxroot_ml_stats"
-external print_stats : unit -> unit = "boxroot_ml_print_stats"
+external stats : unit -> stats option = "boxroot__ml_stats"
+external print_stats : unit -> unit = "boxroot__ml_print_stats"

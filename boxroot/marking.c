@@ -28,7 +28,7 @@
       start are not in the range. The range stays mapped and is never
       decommitted (a decommitted page reads 0, a pointer to the marker)
       while the flag below is up (chunk.c), and is unmapped only at
-      teardown, which first completes the cycle (marking_quiesce). A pool
+      teardown, which first completes the cycle (boxroot__marking_quiesce). A pool
       emptied and recycled during the cycle (freed, given to another
       domain, reset) still holds only links and values: pool_reset only
       moves `fresh` back, and pool_thread_fresh writes links.
@@ -82,11 +82,11 @@ int boxroot__marking_pools;
 
 static void raise_flag(void)
 {
-  if (!__atomic_load_n(&boxroot__marking_pools, __ATOMIC_RELAXED))
-    __atomic_store_n(&boxroot__marking_pools, 1, __ATOMIC_RELAXED);
+  if (!boxroot__load(&boxroot__marking_pools, RELAXED))
+    boxroot__store(&boxroot__marking_pools, 1, RELAXED);
 }
 
-long marking_darken_pool(pool *p, void *domain_state)
+long boxroot__marking_darken_pool(pool *p, void *domain_state)
 {
   if (pool_alloc_count(p) == 0) return 0;
   mlsize_t slots = (mlsize_t)(p->fresh - p->slots);
@@ -96,11 +96,11 @@ long marking_darken_pool(pool *p, void *domain_state)
   return (long)slots;
 }
 
-void marking_observe_phase(void)
+void boxroot__marking_observe_phase(void)
 {
-  if (__atomic_load_n(&boxroot__marking_pools, __ATOMIC_RELAXED)
+  if (boxroot__load(&boxroot__marking_pools, RELAXED)
       && caml_gc_phase != Phase_sweep_and_mark_main)
-    __atomic_store_n(&boxroot__marking_pools, 0, __ATOMIC_RELAXED);
+    boxroot__store(&boxroot__marking_pools, 0, RELAXED);
 }
 
 void boxroot__darken_old(value old)
@@ -113,22 +113,22 @@ void boxroot__darken_old_for(void *domain_state, value old)
   if (Is_block(old)) caml_darken(domain_state, old, NULL);
 }
 
-void marking_quiesce(void)
+void boxroot__marking_quiesce(void)
 {
   /* Completing the current cycle empties every mark stack; the hooks are
      gone, so the next cycle pushes no pool. */
   if (marking_pools_may_be_marked()) caml_finish_major_cycle(0);
-  __atomic_store_n(&boxroot__marking_pools, 0, __ATOMIC_RELAXED);
+  boxroot__store(&boxroot__marking_pools, 0, RELAXED);
 }
 
 #else /* OCaml 4.14: slot by slot (scan.c) */
 
-long marking_darken_pool(pool *p, void *domain_state)
+long boxroot__marking_darken_pool(pool *p, void *domain_state)
 {
   (void)p; (void)domain_state;
   return 0;
 }
-void marking_observe_phase(void) {}
-void marking_quiesce(void) {}
+void boxroot__marking_observe_phase(void) {}
+void boxroot__marking_quiesce(void) {}
 
 #endif

@@ -9,11 +9,11 @@
    domain whose state is `domain_state`): gives the pool's allocated
    prefix to the runtime's marker as one block, and returns the number of
    slots handed over (0 if the pool holds no root). OCaml 5 only. */
-long marking_darken_pool(pool *p, void *domain_state);
+long boxroot__marking_darken_pool(pool *p, void *domain_state);
 
 /* Every scan hook, stop-the-world: lowers the flag of boxroot.h's
    deletion barrier once no pool can be on a mark stack any more. */
-void marking_observe_phase(void);
+void boxroot__marking_observe_phase(void);
 
 /* The deletion barrier of slots emptied by the owner when it collects
    remote deletions (remote.c): darkens `old` on `domain_state`'s mark
@@ -22,7 +22,7 @@ void marking_observe_phase(void);
 static inline void marking_barrier(void *domain_state, value old)
 {
 #if BOXROOT_MULTICORE
-  if (domain_state != NULL && BOXROOT_UNLIKELY(boxroot_compat_marking_pools()))
+  if (domain_state != NULL && BOXROOT__UNLIKELY(boxroot__compat_marking_pools()))
     boxroot__darken_old_for(domain_state, old);
 #else
   (void)domain_state; (void)old;
@@ -33,7 +33,7 @@ static inline void marking_barrier(void *domain_state, value old)
 static inline int marking_pools_may_be_marked(void)
 {
 #if BOXROOT_MULTICORE
-  return __atomic_load_n(&boxroot__marking_pools, __ATOMIC_RELAXED);
+  return boxroot__load(&boxroot__marking_pools, RELAXED);
 #else
   return 0;
 #endif
@@ -41,6 +41,6 @@ static inline int marking_pools_may_be_marked(void)
 
 /* Teardown, hooks removed, before pools are unmapped: waits until no
    mark stack holds a pool. Domain lock held. */
-void marking_quiesce(void);
+void boxroot__marking_quiesce(void);
 
 #endif

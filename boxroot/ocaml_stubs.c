@@ -15,7 +15,7 @@
   X(huge_page_chunks) X(pools_handed_out) X(chunk_free_pools_committed) \
   X(chunk_free_pools_decommitted)
 
-value boxroot_ml_stats(value unit)
+value boxroot__ml_stats(value unit)
 {
   CAMLparam1(unit);
   CAMLlocal1(record);
@@ -29,7 +29,7 @@ value boxroot_ml_stats(value unit)
   CAMLreturn(caml_alloc_some(record));
 }
 
-value boxroot_ml_print_stats(value unit)
+value boxroot__ml_print_stats(value unit)
 {
   (void)unit;
   boxroot_print_stats();

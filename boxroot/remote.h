@@ -13,9 +13,9 @@ struct boxroot_domain;
    `barrier_state`: the domain state with which to darken the values
    freed while pools may be marked (marking.c, M3), or NULL (cycle start,
    slot-by-slot scans). */
-int remote_collect(struct boxroot_domain *d, pool *p, void *barrier_state);
+int boxroot__remote_collect(struct boxroot_domain *d, pool *p, void *barrier_state);
 
 /* Deletions so far by threads holding no domain lock. */
-long remote_purely_remote_deletes(void);
+long boxroot__remote_purely_remote_deletes(void);
 
 #endif

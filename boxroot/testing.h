@@ -9,7 +9,7 @@ extern "C" {
 /* After `n` more successful pool allocations, every pool allocation
    fails as if the OS had refused memory, until called again with a
    negative `n` (the default, no injected failure). */
-void boxroot_testing_fail_pool_allocations_after(long n);
+void boxroot__testing_fail_pool_allocations_after(long n);
 
 #ifdef __cplusplus
 }

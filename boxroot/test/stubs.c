@@ -55,7 +55,7 @@ value test_delete(value r)
 /* The path a thread without the domain lock takes (remote.c). */
 value test_delete_remote(value r)
 {
-  boxroot_delete_remote(to_root(r));
+  boxroot__delete_remote(to_root(r));
   return Val_unit;
 }
 
@@ -101,7 +101,7 @@ value test_print_stats(value unit) { (void)unit; boxroot_print_stats(); return V
 
 value test_fail_pool_allocations_after(value n)
 {
-  boxroot_testing_fail_pool_allocations_after(Long_val(n));
+  boxroot__testing_fail_pool_allocations_after(Long_val(n));
   return Val_unit;
 }
 
