@@ -12,7 +12,7 @@ TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
 	boxroot/test/test_stats.exe boxroot/test/debug/test_model.exe
 
 .PHONY: all build test test-c test-c-414 test-rust test-cpp test-tsan test-asan \
-	test-valgrind test-debug bench-micro-hugepages bench-micro-debug toolchain clean \
+	test-valgrind test-debug test-debug-runtime bench-micro-hugepages bench-micro-debug toolchain clean \
 	bench bench-full bench-build bench-tune
 
 all: build
@@ -25,7 +25,7 @@ build:
 
 # The whole test suite (what CI runs): the C library on OCaml 5.3 and 4.14,
 # the Rust and C++ bindings, and the sanitizer and valgrind passes.
-test: test-c test-c-414 test-rust test-cpp test-asan test-valgrind
+test: test-c test-c-414 test-debug-runtime test-rust test-cpp test-asan test-valgrind
 
 # The C library's tests, driven from OCaml.
 test-c:
@@ -60,6 +60,11 @@ test-c-414:
 # a child process with its message; the model test must report nothing.
 test-debug:
 	@$(TOOLCHAIN) && dune build @boxroot/test/debug/runtest --force
+
+# The model, stress, churn and hazard tests linked against OCaml's debug
+# runtime, which checks its own invariants (boxroot/test/debug_runtime).
+test-debug-runtime:
+	@$(TOOLCHAIN) && dune build @boxroot/test/debug_runtime/runtest-debug-runtime --force
 
 # Micro-benchmarks (bench/micro/README.md): huge pages off vs on, and the
 # release vs the debug build. REPS interleaved runs; ARGS for roots_bench.
