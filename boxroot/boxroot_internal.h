@@ -52,6 +52,8 @@ extern "C" {
 #define boxroot__delete_local_slow BOXROOT__LAYOUT(boxroot__delete_local_slow)
 #define boxroot__delete_remote BOXROOT__LAYOUT(boxroot__delete_remote)
 #define boxroot__modify_slow BOXROOT__LAYOUT(boxroot__modify_slow)
+#define boxroot__delete_other BOXROOT__LAYOUT(boxroot__delete_other)
+#define boxroot__modify_marking BOXROOT__LAYOUT(boxroot__modify_marking)
 
 #define BOXROOT__POOL_SIZE ((uintptr_t)1 << BOXROOT_POOL_LOG_SIZE)
 #define BOXROOT__MAX_DOMAINS 4096 /* = OCaml 5's Max_domains_max */
@@ -87,7 +89,10 @@ struct boxroot__pool_hot {
   uint64_t counts;      /* slots in use | creations (above) */
   int32_t owner;        /* read by any thread: relaxed atomic access */
   int32_t cls;          /* read by any domain: relaxed atomic access */
-  void const *owner_key; /* read by any thread: relaxed atomic access */
+  /* Read by any thread: relaxed atomic access. The owner's key, plus 1
+     while the owner must run the deletion barrier before its next
+     deletion (marking.c). */
+  void const *owner_key;
 };
 
 /* Written only by the thread holding domain d's lock. */
@@ -106,6 +111,8 @@ boxroot boxroot__create_slow(value v);
 void boxroot__delete_local_slow(struct boxroot__pool_hot *pool);
 void boxroot__delete_remote(boxroot r);
 bool boxroot__modify_slow(boxroot *r, value v);
+void boxroot__delete_other(boxroot r);
+bool boxroot__modify_marking(boxroot *r, value v);
 
 /* Checked entry points (debug.c): every call validates its argument.
    debug.c itself defines BOXROOT__DEBUG_IMPLEMENTATION instead of
@@ -175,9 +182,6 @@ static inline void boxroot_delete(boxroot r)
      domain's. */
   if (BOXROOT__LIKELY(key == boxroot__load(&pool->owner_key, RELAXED))) {
     void **slot = (void **)r;
-    /* The deletion barrier (ocaml_compat.h), before the slot is lost. */
-    if (BOXROOT__UNLIKELY(boxroot__compat_marking_pools()))
-      boxroot__darken_old(*(value *)slot);
     *slot = (void *)((uintptr_t)pool->free_list + 1); /* pool_link */
     pool->free_list = slot;
     uint64_t n = --pool->counts;
@@ -188,7 +192,9 @@ static inline void boxroot_delete(boxroot r)
         && boxroot__alloc_cursor[boxroot__compat_key_domain(key)].pool != pool)
       boxroot__delete_local_slow(pool);
   } else {
-    boxroot__delete_remote(r);
+    /* A remote deletion, or the owner's first deletion in the pool since
+       a major cycle started (marking.c). */
+    boxroot__delete_other(r);
   }
 #endif
 }
@@ -211,11 +217,12 @@ static inline bool boxroot_modify(boxroot *r, value v)
       || BOXROOT__UNLIKELY(boxroot__load(&pool->cls, RELAXED) != BOXROOT__CLASS_YOUNG
                            && boxroot__compat_is_young(v)))
     return boxroot__modify_slow(r, v);
-  /* The deletion barrier (ocaml_compat.h): the old value may be the only
-     trace of a value that the marker has yet to see. */
-  if (BOXROOT__UNLIKELY(boxroot__compat_marking_pools()))
-    boxroot__darken_old(*(value *)root);
-  *(value *)root = v;
+  /* The deletion barrier (marking.c): the old value may be the only trace
+     of a value that the marker has yet to see. */
+  if (BOXROOT__UNLIKELY(boxroot__compat_marking()))
+    return boxroot__modify_marking(r, v);
+  /* Atomic: the owner may be reading the slot (marking.c). */
+  boxroot__store((value *)root, v, RELAXED);
   return true;
 #endif
 }

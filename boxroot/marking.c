@@ -49,16 +49,22 @@
       or allocated during the cycle and therefore marked. The cycle starts
       with a minor collection, so pushed pools hold no young value then;
       young values stored later are ignored by the marker.
-   M4 The flag. `boxroot__marking_pools` is raised by every hook that
-      pushes a pool (cycle start, stop-the-world), and lowered by a later
-      hook (stop-the-world) that finds `caml_gc_phase` past
-      Phase_sweep_and_mark_main: that phase ends only when every domain's
-      mark stack is empty, and pools are pushed only at cycle starts. In
-      the stop-the-world section that starts a cycle, the minor
-      collection (whose hooks may lower it) and the root marking (which
-      raises it) are separated by a global barrier. The flag errs only on
-      the side of being up (while that phase finishes sweeping, and until
-      the next minor collection): the barrier then darkens blocks that
+   M4 The flag. `boxroot__marking_pools` counts the domains whose mark
+      stack may hold pools. Pools are pushed only at cycle starts, and a
+      domain's stack is empty once its `marking_done` is set. So each
+      domain's hook, always stop-the-world, counts its domain when it
+      pushes a pool, and uncounts it at a later scan that finds its
+      marking done. Once the runtime's Phase_sweep_and_mark_main is over,
+      every domain's marking is done: a hook that sees a later phase
+      resets the count to 0, which also uncounts domains that terminated
+      meanwhile, and starts a new generation, so that the domains counted
+      in the old one are not uncounted twice. In the stop-the-world
+      section that starts a cycle, the minor collection (whose hooks may
+      reset) and the root marking (which counts) are separated by a
+      global barrier. A domain whose marking is done may also uncount
+      itself in the barrier's slow path, lock held (its hook never runs
+      meanwhile). Changes take `count_lock`, readers none. The count errs
+      only on the side of being up: the barrier then darkens blocks that
       are already marked, which costs a header read.
    Cost outside marking: one load and one branch in boxroot_delete and
    boxroot_modify (the constant 0 on OCaml 4.14, where pools are marked
@@ -73,17 +79,76 @@
 #include "marking.h"
 
 #if BOXROOT_MULTICORE
+#include <pthread.h>
 #include <caml/gc.h>
 #include <caml/major_gc.h>
 #include <caml/shared_heap.h>
 #include <caml/domain_state.h>
 
-int boxroot__marking_pools;
+uint32_t boxroot__marking_epoch; /* the flag (M4): 0, or `epoch` */
 
-static void raise_flag(void)
+/* Under count_lock: the epoch of the latest cycle in which a pool was
+   pushed, how many domains may still hold pools, and the epoch in which
+   each domain was counted (0: not counted). counted_in[id] is written
+   only for domain id (its hook, or a thread holding its lock), which may
+   read it without the lock. */
+static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t epoch;
+static int count;
+static uint32_t counted_in[BOXROOT__MAX_DOMAINS];
+
+/* Cycle start, domain id's hook: its stack is about to hold pools. */
+static void count_domain(int id)
 {
-  if (!boxroot__load(&boxroot__marking_pools, RELAXED))
-    boxroot__store(&boxroot__marking_pools, 1, RELAXED);
+  /* Increases at every cycle start (the runtime counts cycles before
+     marking the roots); never 0. */
+  uint32_t e = (uint32_t)caml_major_cycles_completed + 1;
+  pthread_mutex_lock(&count_lock);
+  if (epoch != e) {
+    epoch = e;
+    count = 0; /* the previous cycle's marking is over */
+  }
+  if (counted_in[id] != e) {
+    counted_in[id] = e;
+    count++;
+  }
+  boxroot__store(&boxroot__marking_epoch, e, RELAXED);
+  pthread_mutex_unlock(&count_lock);
+}
+
+/* Domain id's stack holds no pool any more. */
+static void uncount_domain(int id)
+{
+  pthread_mutex_lock(&count_lock);
+  if (counted_in[id] == epoch && count > 0 && --count == 0)
+    boxroot__store(&boxroot__marking_epoch, 0, RELAXED);
+  counted_in[id] = 0;
+  pthread_mutex_unlock(&count_lock);
+}
+
+/* No stack holds a pool any more. */
+static void reset_count(void)
+{
+  pthread_mutex_lock(&count_lock);
+  count = 0;
+  boxroot__store(&boxroot__marking_epoch, 0, RELAXED);
+  pthread_mutex_unlock(&count_lock);
+}
+
+/* If the domain of `state` (this thread's, or its hook's) has finished
+   marking, uncounts it. */
+static void uncount_if_done(caml_domain_state *state)
+{
+  if (counted_in[state->id] != 0 && state->marking_done) uncount_domain(state->id);
+}
+
+/* Bit 0 of `owner_key` (boxroot_internal.h): set while the owner has yet
+   to darken the pool's values. Written by the owner; RELEASE so that a
+   thread that reads it clear (ACQUIRE) follows that darkening. */
+static void set_barrier_bit(pool *p, uintptr_t bit)
+{
+  uintptr_t key = (uintptr_t)boxroot__load(&p->hot.owner_key, RELAXED) & ~(uintptr_t)1;
+  boxroot__store(&p->hot.owner_key, (void const *)(key | bit), RELEASE);
 }
 
 long boxroot__marking_darken_pool(pool *p, void *domain_state)
@@ -91,26 +156,80 @@ long boxroot__marking_darken_pool(pool *p, void *domain_state)
   if (pool_alloc_count(p) == 0) return 0;
   mlsize_t slots = (mlsize_t)(p->fresh - p->slots);
   p->block_header = Make_header(slots, 0, caml_global_heap_state.UNMARKED);
-  raise_flag();
+  /* Counted before its pools are pushed; no reset runs meanwhile (M4). */
+  int id = ((caml_domain_state *)domain_state)->id;
+  if (counted_in[id] != (uint32_t)caml_major_cycles_completed + 1) count_domain(id);
+  /* The owner's next deletion in this pool runs the barrier (M3). */
+  set_barrier_bit(p, 1);
   caml_darken(domain_state, Val_hp(&p->block_header), NULL);
   return (long)slots;
 }
 
-void boxroot__marking_observe_phase(void)
+void boxroot__marking_observe(void *domain_state)
 {
-  if (boxroot__load(&boxroot__marking_pools, RELAXED)
-      && caml_gc_phase != Phase_sweep_and_mark_main)
-    boxroot__store(&boxroot__marking_pools, 0, RELAXED);
-}
-
-void boxroot__darken_old(value old)
-{
-  if (Is_block(old)) caml_darken(Caml_state, old, NULL);
+  if (caml_gc_phase != Phase_sweep_and_mark_main) {
+    if (boxroot__load(&boxroot__marking_epoch, RELAXED) != 0) reset_count();
+  } else {
+    uncount_if_done(domain_state);
+  }
 }
 
 void boxroot__darken_old_for(void *domain_state, value old)
 {
-  if (Is_block(old)) caml_darken(domain_state, old, NULL);
+  if (Is_block(old) && !Is_young(old)) caml_darken(domain_state, old, NULL);
+}
+
+/* The owner's barrier, lock held: darkens every value of the pool (M3),
+   if pools may still be marked, and clears the bit. */
+static void snapshot_pool(pool *p)
+{
+  caml_domain_state *state = Caml_state;
+  uncount_if_done(state);
+#ifndef BOXROOT_TESTING_NO_DELETION_BARRIER /* a broken build for tests */
+  if (marking_pools_may_be_marked()) {
+    for (void **s = p->slots, **end = p->fresh; s < end; s++)
+      boxroot__darken_old_for(state, (value)boxroot__load(s, RELAXED)); /* links: odd */
+  }
+#endif
+  set_barrier_bit(p, 0);
+}
+
+void boxroot__delete_other(boxroot r)
+{
+  pool *p = pool_of_slot(r);
+  void const *key = boxroot__compat_lock_key();
+  if (key != NULL && (uintptr_t)boxroot__load(&p->hot.owner_key, RELAXED)
+                     == (uintptr_t)key + 1) {
+    snapshot_pool(p);
+    boxroot_delete(r); /* now local */
+  } else {
+    boxroot__delete_remote(r);
+  }
+}
+
+/* boxroot_modify while pools may be marked: lock held, `v` allowed in
+   the pool. */
+bool boxroot__modify_marking(boxroot *r, value v)
+{
+  boxroot root = *r;
+  pool *p = pool_of_slot(root);
+  uintptr_t key = (uintptr_t)boxroot__load(&p->hot.owner_key, ACQUIRE);
+  if (key & 1) {
+    if (key - 1 == (uintptr_t)boxroot__compat_lock_key()) {
+      snapshot_pool(p);
+    } else {
+      /* Another domain's pool: this root's old value only, so as not to
+         read slots that their owner writes. */
+      caml_domain_state *state = Caml_state;
+      uncount_if_done(state);
+#ifndef BOXROOT_TESTING_NO_DELETION_BARRIER
+      if (marking_pools_may_be_marked())
+        boxroot__darken_old_for(state, boxroot__load((value *)root, RELAXED));
+#endif
+    }
+  }
+  boxroot__store((value *)root, v, RELAXED);
+  return true;
 }
 
 void boxroot__marking_quiesce(void)
@@ -118,7 +237,7 @@ void boxroot__marking_quiesce(void)
   /* Completing the current cycle empties every mark stack; the hooks are
      gone, so the next cycle pushes no pool. */
   if (marking_pools_may_be_marked()) caml_finish_major_cycle(0);
-  boxroot__store(&boxroot__marking_pools, 0, RELAXED);
+  reset_count();
 }
 
 #else /* OCaml 4.14: slot by slot (scan.c) */
@@ -128,7 +247,14 @@ long boxroot__marking_darken_pool(pool *p, void *domain_state)
   (void)p; (void)domain_state;
   return 0;
 }
-void boxroot__marking_observe_phase(void) {}
+void boxroot__marking_observe(void *domain_state) { (void)domain_state; }
 void boxroot__marking_quiesce(void) {}
+void boxroot__delete_other(boxroot r) { boxroot__delete_remote(r); }
+/* Never called: no barrier (ocaml_compat.h). */
+bool boxroot__modify_marking(boxroot *r, value v)
+{
+  *(value *)*r = v;
+  return true;
+}
 
 #endif

@@ -11,9 +11,27 @@
    slots handed over (0 if the pool holds no root). OCaml 5 only. */
 long boxroot__marking_darken_pool(pool *p, void *domain_state);
 
-/* Every scan hook, stop-the-world: lowers the flag of boxroot.h's
-   deletion barrier once no pool can be on a mark stack any more. */
-void boxroot__marking_observe_phase(void);
+/* Every scan hook of the domain whose state is `domain_state` (NULL on
+   OCaml 4.14), stop-the-world: lowers the flag of the deletion barrier
+   (boxroot_internal.h) once that domain's stack, or every domain's, can
+   hold no pool any more. */
+void boxroot__marking_observe(void *domain_state);
+
+/* Whether some pool may be on a mark stack (the flag of marking.c). */
+static inline int marking_pools_may_be_marked(void)
+{
+#if BOXROOT_MULTICORE
+  return boxroot__load(&boxroot__marking_epoch, RELAXED) != 0;
+#else
+  return 0;
+#endif
+}
+
+#if BOXROOT_MULTICORE
+/* Darkens `old` on `domain_state`'s mark stack, as caml_modify does the
+   old value of a field. */
+void boxroot__darken_old_for(void *domain_state, value old);
+#endif
 
 /* The deletion barrier of slots emptied by the owner when it collects
    remote deletions (remote.c): darkens `old` on `domain_state`'s mark
@@ -21,21 +39,11 @@ void boxroot__marking_observe_phase(void);
    deletions collected precede the snapshot. */
 static inline void marking_barrier(void *domain_state, value old)
 {
-#if BOXROOT_MULTICORE
-  if (domain_state != NULL && BOXROOT__UNLIKELY(boxroot__compat_marking_pools()))
+#if BOXROOT_MULTICORE && !defined(BOXROOT_TESTING_NO_DELETION_BARRIER)
+  if (domain_state != NULL && BOXROOT__UNLIKELY(marking_pools_may_be_marked()))
     boxroot__darken_old_for(domain_state, old);
 #else
   (void)domain_state; (void)old;
-#endif
-}
-
-/* Whether some pool may be on a mark stack (the flag of marking.c). */
-static inline int marking_pools_may_be_marked(void)
-{
-#if BOXROOT_MULTICORE
-  return boxroot__load(&boxroot__marking_pools, RELAXED);
-#else
-  return 0;
 #endif
 }
 

@@ -76,6 +76,7 @@
 
 #include <caml/version.h>
 #include <caml/mlvalues.h>
+#include <stdint.h>
 #include <caml/address_class.h>
 #include "atomics.h"
 
@@ -144,23 +145,14 @@ static inline int boxroot__compat_key_domain(void const *key)
   return ((caml_domain_state const *)key)->id;
 }
 
-/* Nonzero while some pool may be on a mark stack (marking.c). Written
-   only in stop-the-world sections, read by threads holding a domain
-   lock, which the sections' barriers order. */
-extern int boxroot__marking_pools;
-static inline int boxroot__compat_marking_pools(void)
+/* The marking epoch while some pool may be on a mark stack, else 0
+   (marking.c). Written in stop-the-world sections, or to 0 by a thread
+   holding a domain lock; read by threads holding a domain lock. */
+extern uint32_t boxroot__marking_epoch;
+static inline int boxroot__compat_marking(void)
 {
-#ifdef BOXROOT_TESTING_NO_DELETION_BARRIER /* a broken build for tests */
-  return 0;
-#else
-  return boxroot__load(&boxroot__marking_pools, RELAXED);
-#endif
+  return boxroot__load(&boxroot__marking_epoch, RELAXED) != 0;
 }
-/* The deletion barrier's slow path: darkens `old` (as caml_modify does
-   the old value of a field) on the mark stack of the domain whose lock
-   this thread holds, or of `domain_state` (marking.c). */
-void boxroot__darken_old(value old);
-void boxroot__darken_old_for(void *domain_state, value old);
 
 /* The per-thread cursor cache (above; defined in compat_ocaml5.c). */
 struct boxroot__thread_cursor {
@@ -210,8 +202,7 @@ static inline int boxroot__compat_key_domain(void const *key)
 }
 
 /* Marking: slot by slot, at the cycle start; no barrier (see above). */
-static inline int boxroot__compat_marking_pools(void) { return 0; }
-static inline void boxroot__darken_old(value old) { (void)old; }
+static inline int boxroot__compat_marking(void) { return 0; }
 
 /* Whether this thread holds the master lock, for the slow paths of
    functions that need it: asks the runtime when the hooks cannot tell,

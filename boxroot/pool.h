@@ -123,10 +123,12 @@ static inline void pool_free_slot(pool *p, void **slot)
   p->hot.counts--; /* the count of slots in use (boxroot.h) */
 }
 
+/* Keeps the deletion barrier's bit of `owner_key` (marking.c). */
 static inline void pool_set_owner(pool *p, int32_t owner, void const *owner_key)
 {
+  uintptr_t barrier = (uintptr_t)boxroot__load(&p->hot.owner_key, RELAXED) & 1;
   boxroot__store(&p->hot.owner, owner, RELAXED);
-  boxroot__store(&p->hot.owner_key, owner_key, RELAXED);
+  boxroot__store(&p->hot.owner_key, (void const *)((uintptr_t)owner_key | barrier), RELAXED);
 }
 static inline void pool_set_class(pool *p, int32_t cls)
 {

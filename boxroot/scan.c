@@ -195,7 +195,7 @@ static void scan_major(struct boxroot_domain *d, boxroot__scanner sc)
 void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, void *domain_state)
 {
   if (boxroot_status() != BOXROOT_RUNNING) return;
-  boxroot__marking_observe_phase();
+  boxroot__marking_observe(domain_state);
   struct boxroot_domain *d = boxroot__domain_get(id);
   /* Out of memory: it cannot own any pool. Terminated: it owns none,
      and must not adopt. */
