@@ -171,6 +171,22 @@ static inline value const *boxroot_get_ref(boxroot r)
 #endif
 }
 
+/* Deletion by the owner (`key`: its key, lock held). */
+static inline void boxroot__delete_local(struct boxroot__pool_hot *pool, boxroot r,
+                                         void const *key)
+{
+  void **slot = (void **)r;
+  *slot = (void *)((uintptr_t)pool->free_list + 1); /* pool_link */
+  pool->free_list = slot;
+  uint64_t n = --pool->counts;
+  /* Becoming low, or empty (the count is 0 or BOXROOT__LOW_COUNT: pools
+     hold fewer than 2 * BOXROOT__LOW_COUNT slots): the pool may move,
+     unless it is the current pool, which stays where it is. */
+  if (BOXROOT__UNLIKELY((n & (BOXROOT__LOW_COUNT - 1)) == 0)
+      && boxroot__alloc_cursor[boxroot__compat_key_domain(key)].pool != pool)
+    boxroot__delete_local_slow(pool);
+}
+
 static inline void boxroot_delete(boxroot r)
 {
 #ifdef BOXROOT_DEBUG
@@ -181,19 +197,10 @@ static inline void boxroot_delete(boxroot r)
   /* NULL (no lock) is never an owner's key, BOXROOT__NO_OWNER_KEY no
      domain's. */
   if (BOXROOT__LIKELY(key == boxroot__load(&pool->owner_key, RELAXED))) {
-    void **slot = (void **)r;
-    *slot = (void *)((uintptr_t)pool->free_list + 1); /* pool_link */
-    pool->free_list = slot;
-    uint64_t n = --pool->counts;
-    /* Becoming low, or empty (the count is 0 or BOXROOT__LOW_COUNT: pools
-       hold fewer than 2 * BOXROOT__LOW_COUNT slots): the pool may move,
-       unless it is the current pool, which stays where it is. */
-    if (BOXROOT__UNLIKELY((n & (BOXROOT__LOW_COUNT - 1)) == 0)
-        && boxroot__alloc_cursor[boxroot__compat_key_domain(key)].pool != pool)
-      boxroot__delete_local_slow(pool);
+    boxroot__delete_local(pool, r, key);
   } else {
-    /* A remote deletion, or the owner's first deletion in the pool since
-       a major cycle started (marking.c). */
+    /* A remote deletion, or the owner's deletion while the pool needs
+       the deletion barrier (marking.c). */
     boxroot__delete_other(r);
   }
 #endif
@@ -219,7 +226,7 @@ static inline bool boxroot_modify(boxroot *r, value v)
     return boxroot__modify_slow(r, v);
   /* The deletion barrier (marking.c): the old value may be the only trace
      of a value that the marker has yet to see. */
-  if (BOXROOT__UNLIKELY(boxroot__compat_marking()))
+  if (BOXROOT__UNLIKELY(boxroot__compat_barrier_bit(&pool->owner_key)))
     return boxroot__modify_marking(r, v);
   /* Atomic: the owner may be reading the slot (marking.c). */
   boxroot__store((value *)root, v, RELAXED);

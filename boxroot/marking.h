@@ -17,7 +17,13 @@ long boxroot__marking_darken_pool(pool *p, void *domain_state);
    hold no pool any more. */
 void boxroot__marking_observe(void *domain_state);
 
-/* Whether some pool may be on a mark stack (the flag of marking.c). */
+#if BOXROOT_MULTICORE
+/* The marking epoch while some pool may be on a mark stack, else 0: the
+   flag of marking.c (M4). */
+extern uint32_t boxroot__marking_epoch;
+#endif
+
+/* Whether some pool may be on a mark stack. */
 static inline int marking_pools_may_be_marked(void)
 {
 #if BOXROOT_MULTICORE

@@ -145,13 +145,12 @@ static inline int boxroot__compat_key_domain(void const *key)
   return ((caml_domain_state const *)key)->id;
 }
 
-/* The marking epoch while some pool may be on a mark stack, else 0
-   (marking.c). Written in stop-the-world sections, or to 0 by a thread
-   holding a domain lock; read by threads holding a domain lock. */
-extern uint32_t boxroot__marking_epoch;
-static inline int boxroot__compat_marking(void)
+/* Whether a pool's `owner_key` has the bit that calls for the deletion
+   barrier (marking.c). ACQUIRE (a plain load on x86-64): a clear bit
+   follows the owner's darkening of the pool's values. */
+static inline int boxroot__compat_barrier_bit(void const *const *owner_key)
 {
-  return boxroot__load(&boxroot__marking_epoch, RELAXED) != 0;
+  return (uintptr_t)boxroot__load(owner_key, ACQUIRE) & 1;
 }
 
 /* The per-thread cursor cache (above; defined in compat_ocaml5.c). */
@@ -202,7 +201,11 @@ static inline int boxroot__compat_key_domain(void const *key)
 }
 
 /* Marking: slot by slot, at the cycle start; no barrier (see above). */
-static inline int boxroot__compat_marking(void) { return 0; }
+static inline int boxroot__compat_barrier_bit(void const *const *owner_key)
+{
+  (void)owner_key;
+  return 0;
+}
 
 /* Whether this thread holds the master lock, for the slow paths of
    functions that need it: asks the runtime when the hooks cannot tell,

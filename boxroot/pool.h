@@ -57,9 +57,12 @@ struct pool {
   /* Written by remote deleters; see remote.c for the protocol. */
   _Alignas(CACHE_LINE) uintptr_t delayed_bits[DELAYED_WORDS];
   _Alignas(CACHE_LINE) int delayed_pending;
+  /* Deletion barriers run in this pool since the cycle started (owner
+     only, marking.c). */
+  int barriers;
   /* The slots' OCaml block header (marking.c), in the last word of the
      line that `delayed_pending` starts, so that it costs no slot. */
-  char header_padding[CACHE_LINE - sizeof(int) - sizeof(uintptr_t)];
+  char header_padding[CACHE_LINE - 2 * sizeof(int) - sizeof(uintptr_t)];
   uintptr_t block_header;
   void *slots[];
 };
