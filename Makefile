@@ -79,7 +79,7 @@ bench-micro-debug:
 # The same tests with ASan + UBSan (fails on any report or leak).
 # Also the multi-threaded tests (stress test, domain churn, lock detection).
 ASAN_EXES := $(TEST_EXES) boxroot/test/test_stress.exe boxroot/test/test_churn.exe \
-	boxroot/test/test_locks.exe
+	boxroot/test/test_locks.exe boxroot/test/test_hazard.exe
 test-asan:
 	@$(TOOLCHAIN) && dune build --profile asan --build-dir _build-asan $(ASAN_EXES:%=./%) && \
 	for t in $(ASAN_EXES); do \
@@ -100,7 +100,7 @@ test-asan:
 # TSan makes the programs ~5-10x slower: fewer domains for the churn test.
 BUILD_DIR_TSAN := _build-tsan
 TSAN_EXES := boxroot/test/test_stress.exe boxroot/test/test_churn.exe \
-	boxroot/test/test_locks.exe boxroot/test/early/test_locks_early.exe
+	boxroot/test/test_locks.exe boxroot/test/early/test_locks_early.exe boxroot/test/test_hazard.exe
 test-tsan:
 	@unset OCAMLPATH; export OCAML_TSAN=1 && $(TOOLCHAIN) && \
 	dune build --build-dir $(BUILD_DIR_TSAN) --profile tsan $(TSAN_EXES:%=./%) && \

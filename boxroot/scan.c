@@ -127,7 +127,9 @@ static long scan_pool(pool *p, boxroot__scanner sc, enum scan_kind kind)
 {
   switch (kind) {
   case SCAN_YOUNG: return scan_pool_young(p, sc);
+#if BOXROOT_MULTICORE
   case SCAN_DARKEN: return boxroot__marking_darken_pool(p, sc.data);
+#endif
   default:
     return BOXROOT__IS_DARKEN(sc) ? scan_pool_all_with(p, sc, 1)
                                   : scan_pool_all_with(p, sc, 0);
