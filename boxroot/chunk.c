@@ -51,6 +51,7 @@ static char *bump, *bump_end;         /* unused tail of the newest chunk */
 static pool *free_committed, *free_decommitted; /* linked through ->next */
 static size_t free_committed_count, free_decommitted_count, handed_out;
 static long huge_pages_threshold = -1; /* -1: not read from the env yet */
+#ifdef BOXROOT_TESTING
 static long fail_after = -1;   /* testing.h; atomic */
 
 void boxroot__testing_fail_pool_allocations_after(long n)
@@ -67,6 +68,9 @@ static int injected_failure(void)
   }
   return 0;
 }
+#else
+static int injected_failure(void) { return 0; }
+#endif
 
 /* ---- page table ---- */
 

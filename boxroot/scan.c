@@ -32,6 +32,7 @@
 #define CAML_NAME_SPACE
 #include "boxroot.h"
 #include "domain.h"
+#include "invariants.h"
 #include "remote.h"
 #include "ticks.h"
 
@@ -183,5 +184,6 @@ void boxroot__scan_domain(int id, boxroot__scanner sc, int minor)
     scan_major(d, sc);
     d->stats.major_scan_ticks += boxroot__ticks_now() - t0;
   }
+  boxroot__check_domain(d); /* test builds only */
 }
 
