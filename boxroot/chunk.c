@@ -40,7 +40,7 @@ struct chunk {
   uint64_t pools_in_use[POOLS_PER_CHUNK / BITS_PER_WORD]; /* atomic */
 };
 
-/* Entries are read without the lock (chunk_classify): atomic accesses. */
+/* Entries are read without the lock (boxroot__chunk_classify): atomic accesses. */
 typedef struct chunk *page_table_entry;
 static page_table_entry *chunk_page_table[(size_t)1 << ROOT_LOG_ENTRIES];
 

@@ -1,4 +1,4 @@
-(* Model-based random test of the core API (issue: core library).
+(* Model-based random test of the core API.
 
    OCaml drives many roots through the C stubs and keeps, for each live
    root, a description of the value it must hold. The values themselves
