@@ -41,7 +41,7 @@ struct chunk {
   uint64_t pools_in_use[POOLS_PER_CHUNK / BITS_PER_WORD]; /* atomic */
 };
 
-/* Entries are read without the lock (chunk_classify): atomic accesses. */
+/* Entries are read without the lock (boxroot__chunk_classify): atomic accesses. */
 typedef struct chunk *page_table_entry;
 static page_table_entry *chunk_page_table[(size_t)1 << ROOT_LOG_ENTRIES];
 
@@ -52,6 +52,7 @@ static char *bump, *bump_end;         /* unused tail of the newest chunk */
 static pool *free_committed, *free_decommitted; /* linked through ->next */
 static size_t free_committed_count, free_decommitted_count, handed_out;
 static long huge_pages_threshold = -1; /* -1: not read from the env yet */
+#ifdef BOXROOT_TESTING
 static long fail_after = -1;   /* testing.h; atomic */
 
 void boxroot__testing_fail_pool_allocations_after(long n)
@@ -68,6 +69,9 @@ static int injected_failure(void)
   }
   return 0;
 }
+#else
+static int injected_failure(void) { return 0; }
+#endif
 
 /* ---- page table ---- */
 

@@ -14,6 +14,9 @@
 
 #if BOXROOT_MULTICORE
 #include <caml/domain.h>
+#include <caml/gc.h>
+#include <caml/major_gc.h>
+#include <caml/shared_heap.h>
 #include "domain.h"
 
 static struct boxroot__pool_hot *const no_pool = &boxroot__empty_pool;
@@ -63,5 +66,43 @@ void boxroot__compat_remove_hooks(void)
   boxroot__cas_strong(&caml_domain_terminated_hook, &mine_t, previous_terminated_hook,
                       SEQ_CST);
 }
+
+/* ---- Marking pools as blocks (ocaml_compat.h, marking.c) ---- */
+
+int boxroot__compat_marks_pools_as_blocks(void) { return 1; }
+
+void *boxroot__compat_state(void) { return Caml_state; }
+
+void boxroot__compat_darken(void *state, value v)
+{
+  if (Is_block(v) && !Is_young(v)) caml_darken(state, v, NULL);
+}
+
+void boxroot__compat_darken_block(void *state, uintptr_t *header, uintptr_t wosize)
+{
+  /* The cycle's unmarked status: caml_darken marks the header and pushes
+     the fields on the mark stack. */
+  *header = Make_header(wosize, 0, caml_global_heap_state.UNMARKED);
+  caml_darken(state, Val_hp(header), NULL);
+}
+
+int boxroot__compat_domain_id(void *state) { return ((caml_domain_state *)state)->id; }
+
+int boxroot__compat_marking_done(void *state)
+{
+  return ((caml_domain_state *)state)->marking_done != 0;
+}
+
+/* Incremented in the stop-the-world section that starts a cycle, before
+   the roots are marked. */
+uint32_t boxroot__compat_cycle(void) { return (uint32_t)caml_major_cycles_completed; }
+
+/* The phase ends only once every domain's mark stack is empty. */
+int boxroot__compat_in_main_marking_phase(void)
+{
+  return caml_gc_phase == Phase_sweep_and_mark_main;
+}
+
+void boxroot__compat_finish_major_cycle(void) { caml_finish_major_cycle(0); }
 
 #endif /* BOXROOT_MULTICORE */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include "chunk.h"
 #include "domain.h"
+#include "invariants.h"
 #include "remote.h"
 
 struct boxroot_domain *boxroot__domains[BOXROOT__MAX_DOMAINS];
@@ -39,6 +40,7 @@ long boxroot__domain_retired_creations(void)
 
 static void ring_insert(pool **ring, pool *p, int at_front)
 {
+  BOXROOT__ASSERT(p->next == NULL && p->prev == NULL);
   pool *head = *ring;
   if (head == NULL) {
     p->next = p->prev = p;
@@ -131,6 +133,7 @@ static void release_free_pool(struct boxroot_domain *d, pool *p)
 /* Puts `p` (currently on no ring) where its occupancy calls for. */
 static void place(struct boxroot_domain *d, pool *p, int cls)
 {
+  BOXROOT__ASSERT(p->hot.cls == CLASS_NONE);
   if (pool_alloc_count(p) == 0 && p != domain_current_pool(d)) {
     release_free_pool(d, p);
   } else {
@@ -181,7 +184,7 @@ pool *boxroot__domain_refill(struct boxroot_domain *d)
   pool *p = domain_current_pool(d);
   if (p != NULL) {
     if (boxroot__pool_thread_fresh(p)) return p;
-    if (boxroot__remote_collect(d, p, BOXROOT_MULTICORE ? (void *)Caml_state : NULL) > 0
+    if (boxroot__remote_collect(d, p, boxroot__compat_state()) > 0
         && p->hot.free_list != (void **)p) return p;
     /* Full: behind every young pool that may still have room. */
     ring_remove(&d->young, p);
@@ -293,8 +296,10 @@ void boxroot__domain_adopt_orphans(struct boxroot_domain *d)
       pool *p = *from;
       ring_remove(from, p);
       pool_set_owner(p, d->id, d->key);
-      /* Orphans keep their class: a young orphan may hold young values. */
-      ring_insert(domain_ring(d, cls), p, 0);
+      /* Orphans keep their class: a young orphan may hold young values.
+         Low old pools go first, as on every old ring. */
+      ring_insert(domain_ring(d, cls), p,
+                  cls == CLASS_OLD && pool_alloc_count(p) < POOL_LOW_MARK);
       d->stats.pools_adopted++;
     }
   }

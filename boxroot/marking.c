@@ -96,16 +96,8 @@
    adopted first: domain.c) on its own stack. A domain that terminates
    during marking finishes its marking before it goes (runtime), reading
    pools that others may have adopted meanwhile: harmless by M2. */
-#define CAML_INTERNALS
-#include <caml/mlvalues.h>
-#include "marking.h"
-
-#if BOXROOT_MULTICORE
 #include <pthread.h>
-#include <caml/gc.h>
-#include <caml/major_gc.h>
-#include <caml/shared_heap.h>
-#include <caml/domain_state.h>
+#include "marking.h"
 
 uint32_t boxroot__marking_epoch; /* the flag (M4): 0, or `epoch` */
 
@@ -119,12 +111,14 @@ static uint32_t epoch;
 static int count;
 static uint32_t counted_in[BOXROOT__MAX_DOMAINS];
 
+/* The epoch of the current cycle: increases at every cycle start; never
+   0 (wraps after 2^32 cycles). */
+static uint32_t current_epoch(void) { return boxroot__compat_cycle() + 1; }
+
 /* Cycle start, domain id's hook: its stack is about to hold pools. */
 static void count_domain(int id)
 {
-  /* Increases at every cycle start (the runtime counts cycles before
-     marking the roots); never 0. */
-  uint32_t e = (uint32_t)caml_major_cycles_completed + 1;
+  uint32_t e = current_epoch();
   pthread_mutex_lock(&count_lock);
   if (epoch != e) {
     epoch = e;
@@ -159,9 +153,10 @@ static void reset_count(void)
 
 /* If the domain of `state` (this thread's, or its hook's) has finished
    marking, uncounts it. */
-static void uncount_if_done(caml_domain_state *state)
+static void uncount_if_done(void *state)
 {
-  if (counted_in[state->id] != 0 && state->marking_done) uncount_domain(state->id);
+  int id = boxroot__compat_domain_id(state);
+  if (counted_in[id] != 0 && boxroot__compat_marking_done(state)) uncount_domain(id);
 }
 
 /* Bit 0 of `owner_key` (boxroot_internal.h): set while the owner has yet
@@ -176,42 +171,37 @@ static void set_barrier_bit(pool *p, uintptr_t bit)
 long boxroot__marking_darken_pool(pool *p, void *domain_state)
 {
   if (pool_alloc_count(p) == 0) return 0;
-  mlsize_t slots = (mlsize_t)(p->fresh - p->slots);
-  p->block_header = Make_header(slots, 0, caml_global_heap_state.UNMARKED);
+  uintptr_t slots = (uintptr_t)(p->fresh - p->slots);
   /* Counted before its pools are pushed; no reset runs meanwhile (M4). */
-  int id = ((caml_domain_state *)domain_state)->id;
-  if (counted_in[id] != (uint32_t)caml_major_cycles_completed + 1) count_domain(id);
+  int id = boxroot__compat_domain_id(domain_state);
+  if (counted_in[id] != current_epoch()) count_domain(id);
   /* The owner's next deletion in this pool runs the barrier (M3). */
   p->barriers = 0;
   set_barrier_bit(p, 1);
-  caml_darken(domain_state, Val_hp(&p->block_header), NULL);
+  boxroot__compat_darken_block(domain_state, &p->block_header, slots);
   return (long)slots;
 }
 
 void boxroot__marking_observe(void *domain_state)
 {
-  if (caml_gc_phase != Phase_sweep_and_mark_main) {
-    if (boxroot__load(&boxroot__marking_epoch, RELAXED) != 0) reset_count();
+  if (domain_state == NULL) return; /* slot by slot: nothing is counted */
+  if (!boxroot__compat_in_main_marking_phase()) {
+    if (marking_pools_may_be_marked()) reset_count();
   } else {
     uncount_if_done(domain_state);
   }
-}
-
-void boxroot__darken_old_for(void *domain_state, value old)
-{
-  if (Is_block(old) && !Is_young(old)) caml_darken(domain_state, old, NULL);
 }
 
 /* The owner's barrier, lock held: darkens every value of the pool (M3),
    if pools may still be marked, and clears the bit. */
 static void snapshot_pool(pool *p)
 {
-  caml_domain_state *state = Caml_state;
+  void *state = boxroot__compat_state();
   uncount_if_done(state);
 #ifndef BOXROOT_TESTING_NO_DELETION_BARRIER /* a broken build for tests */
   if (marking_pools_may_be_marked()) {
     for (void **s = p->slots, **end = p->fresh; s < end; s++)
-      boxroot__darken_old_for(state, (value)boxroot__load(s, RELAXED)); /* links: odd */
+      boxroot__compat_darken(state, (value)boxroot__load(s, RELAXED)); /* links: odd */
   }
 #endif
   set_barrier_bit(p, 0);
@@ -219,14 +209,15 @@ static void snapshot_pool(pool *p)
 
 /* The owner's barrier before overwriting `slot`, lock held: darkens its
    old value, or, once the pool has run more barriers than
-   SNAPSHOT_AFTER_BARRIERS per slot in use, every value of the pool, which
-   ends the barriers in this pool for this cycle. Either is correct (M3):
-   one value costs about as much as a few slots of a pool, so programs
-   that delete few roots per pool and cycle darken only those (globroots:
-   snapshots made it 13% slower in instructions than per-slot marking at
-   the cycle start), and those that delete many pay at most about twice
-   the cheaper of the two. */
-#define SNAPSHOT_AFTER_BARRIERS 8 /* per slot handed out */
+   1/SNAPSHOT_AFTER_BARRIERS of its slots handed out, every value of the
+   pool, which ends the barriers in this pool for this cycle. Either is
+   correct (M3): one value costs about as much as a few slots of a pool,
+   so programs that delete few roots per pool and cycle darken only those
+   (with a snapshot at the first barrier, globroots ran 13% more
+   instructions than with slot-by-slot marking at the cycle start; 8%
+   like this), and those that delete many pay at most about twice the
+   cheaper of the two. */
+#define SNAPSHOT_AFTER_BARRIERS 8
 static void owner_barrier(pool *p, void **slot)
 {
   if (++p->barriers * SNAPSHOT_AFTER_BARRIERS >= p->fresh - p->slots
@@ -234,11 +225,11 @@ static void owner_barrier(pool *p, void **slot)
     snapshot_pool(p);
     return;
   }
-  caml_domain_state *state = Caml_state;
+  void *state = boxroot__compat_state();
   uncount_if_done(state);
-#ifndef BOXROOT_TESTING_NO_DELETION_BARRIER /* a broken build for tests */
+#ifndef BOXROOT_TESTING_NO_DELETION_BARRIER
   if (marking_pools_may_be_marked())
-    boxroot__darken_old_for(state, boxroot__load((value *)slot, RELAXED));
+    boxroot__compat_darken(state, boxroot__load((value *)slot, RELAXED));
 #else
   (void)slot;
 #endif
@@ -271,11 +262,11 @@ bool boxroot__modify_marking(boxroot *r, value v)
     } else {
       /* Another domain's pool: this root's old value only, so as not to
          read slots that their owner writes. */
-      caml_domain_state *state = Caml_state;
+      void *state = boxroot__compat_state();
       uncount_if_done(state);
 #ifndef BOXROOT_TESTING_NO_DELETION_BARRIER
       if (marking_pools_may_be_marked())
-        boxroot__darken_old_for(state, boxroot__load((value *)root, RELAXED));
+        boxroot__compat_darken(state, boxroot__load((value *)root, RELAXED));
 #endif
     }
   }
@@ -287,25 +278,6 @@ void boxroot__marking_quiesce(void)
 {
   /* Completing the current cycle empties every mark stack; the hooks are
      gone, so the next cycle pushes no pool. */
-  if (marking_pools_may_be_marked()) caml_finish_major_cycle(0);
+  if (marking_pools_may_be_marked()) boxroot__compat_finish_major_cycle();
   reset_count();
 }
-
-#else /* OCaml 4.14: slot by slot (scan.c) */
-
-long boxroot__marking_darken_pool(pool *p, void *domain_state)
-{
-  (void)p; (void)domain_state;
-  return 0;
-}
-void boxroot__marking_observe(void *domain_state) { (void)domain_state; }
-void boxroot__marking_quiesce(void) {}
-void boxroot__delete_other(boxroot r) { boxroot__delete_remote(r); }
-/* Never called: no barrier (ocaml_compat.h). */
-bool boxroot__modify_marking(boxroot *r, value v)
-{
-  *(value *)*r = v;
-  return true;
-}
-
-#endif

@@ -223,6 +223,31 @@ int boxroot__compat_lock_held_slow(void);
    holds that domain's lock. Nothing to do on OCaml 4.14. */
 void boxroot__compat_point_thread_cursor(int id);
 
+/* Marking pools as blocks (marking.c says why and how). OCaml 5 only;
+   on OCaml 4.14 boxroot__compat_marks_pools_as_blocks() is 0 and the
+   others are never called.
+   - boxroot__compat_state(): the state of the domain whose lock this
+     thread holds (passed to the scan hook as `domain_state`);
+   - boxroot__compat_darken(state, v): darkens `v` if it is a block of
+     the major heap, on `state`'s mark stack (as caml_modify does);
+   - boxroot__compat_darken_block(state, header, wosize): writes an
+     unmarked header of tag 0 and size `wosize` at `header`, and darkens
+     the block that follows it;
+   - boxroot__compat_domain_id(state), boxroot__compat_marking_done(state);
+   - boxroot__compat_cycle(): the number of major cycles started so far;
+   - boxroot__compat_in_main_marking_phase(): whether the runtime may
+     still be marking from the roots of the current cycle;
+   - boxroot__compat_finish_major_cycle(): completes the current cycle. */
+int boxroot__compat_marks_pools_as_blocks(void);
+void *boxroot__compat_state(void);
+void boxroot__compat_darken(void *state, value v);
+void boxroot__compat_darken_block(void *state, uintptr_t *header, uintptr_t wosize);
+int boxroot__compat_domain_id(void *state);
+int boxroot__compat_marking_done(void *state);
+uint32_t boxroot__compat_cycle(void);
+int boxroot__compat_in_main_marking_phase(void);
+void boxroot__compat_finish_major_cycle(void);
+
 /* Installs and removes boxroot's runtime hooks (domain lock held): the
    root-scanning hook, which calls boxroot__scan_domain; on OCaml 5 the
    domain-termination hook; on OCaml 4.14 the blocking-section hooks. */

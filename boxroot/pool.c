@@ -23,6 +23,7 @@ void boxroot__pool_reset(pool *p)
   p->hot.free_list = (void **)p;
   p->hot.counts = 0;
   p->fresh = p->slots;
+  p->next = p->prev = NULL; /* on no ring (chunk.c links free pools) */
 }
 
 int boxroot__pool_thread_fresh(pool *p)

@@ -18,7 +18,7 @@
      D3   store(owner's delayed_flag, 1)     b = exchange(bits[w], 0),
                                              free the slots of b
    - D1 is the deletion. Until the owner collects it, the slot still holds
-     its value and is still counted in alloc_count, so it is scanned like
+     its value and is still counted in pool_alloc_count, so it is scanned like
      a live root (its value lives one collection longer) and the pool
      cannot be emptied and recycled under the deleter.
    - No deletion is lost: if D2 sees pending == 1, that store precedes C2

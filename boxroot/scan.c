@@ -32,6 +32,7 @@
 #define CAML_NAME_SPACE
 #include "boxroot.h"
 #include "domain.h"
+#include "invariants.h"
 #include "marking.h"
 #include "remote.h"
 #include "ticks.h"
@@ -120,16 +121,16 @@ enum scan_kind {
 
 static enum scan_kind major_scan_kind(boxroot__scanner sc)
 {
-  return BOXROOT_MULTICORE && BOXROOT__IS_DARKEN(sc) ? SCAN_DARKEN : SCAN_ALL;
+  return boxroot__compat_marks_pools_as_blocks() && BOXROOT__IS_DARKEN(sc)
+    ? SCAN_DARKEN : SCAN_ALL;
 }
 
-static long scan_pool(pool *p, boxroot__scanner sc, enum scan_kind kind)
+static long scan_pool(pool *p, boxroot__scanner sc, enum scan_kind kind,
+                      void *domain_state)
 {
   switch (kind) {
   case SCAN_YOUNG: return scan_pool_young(p, sc);
-#if BOXROOT_MULTICORE
-  case SCAN_DARKEN: return boxroot__marking_darken_pool(p, sc.data);
-#endif
+  case SCAN_DARKEN: return boxroot__marking_darken_pool(p, domain_state);
   default:
     return BOXROOT__IS_DARKEN(sc) ? scan_pool_all_with(p, sc, 1)
                                   : scan_pool_all_with(p, sc, 0);
@@ -138,11 +139,14 @@ static long scan_pool(pool *p, boxroot__scanner sc, enum scan_kind kind)
 
 /* One pass over ring `cls`: collect each pool's delayed frees, scan it,
    and put it back as `new_cls` where its occupancy calls for.
-   `barrier_state`: the domain state to darken collected values with
-   (marking.c, M3), or NULL. */
+   `domain_state`: the scanned domain's (OCaml 5; NULL on 4.14).
+   `barrier`: whether to darken the values of collected deletions
+   (marking.c, M3). */
 static long scan_ring(struct boxroot_domain *d, int cls, int new_cls,
-                      boxroot__scanner sc, enum scan_kind kind, void *barrier_state)
+                      boxroot__scanner sc, enum scan_kind kind,
+                      void *domain_state, int barrier)
 {
+  void *barrier_state = barrier ? domain_state : NULL;
   long scanned = 0;
   /* Darkening a pool reads its first line of slots only. */
   int prefetch = kind == SCAN_DARKEN ? SLOTS_PER_LINE : SCAN_PREFETCH_SLOTS;
@@ -150,7 +154,7 @@ static long scan_ring(struct boxroot_domain *d, int cls, int new_cls,
     after = p->next;
     if (after != NULL) prefetch_pool(after, prefetch);
     boxroot__remote_collect(d, p, barrier_state);
-    scanned += scan_pool(p, sc, kind);
+    scanned += scan_pool(p, sc, kind, domain_state);
     boxroot__domain_place(d, p, new_cls);
   }
   return scanned;
@@ -176,7 +180,7 @@ static void scan_minor(struct boxroot_domain *d, boxroot__scanner sc, void *doma
     boxroot__domain_resort_ring(d, CLASS_OLD, CLASS_OLD);
   /* Afterwards no root is young: every young pool becomes old. */
   d->stats.minor_slots_scanned +=
-    scan_ring(d, CLASS_YOUNG, CLASS_OLD, sc, SCAN_YOUNG, domain_state);
+    scan_ring(d, CLASS_YOUNG, CLASS_OLD, sc, SCAN_YOUNG, domain_state, 1);
   d->stats.minor_scans++;
 }
 
@@ -184,12 +188,12 @@ static void scan_minor(struct boxroot_domain *d, boxroot__scanner sc, void *doma
    Delayed frees collected here need no barrier: at the cycle start they
    precede the snapshot (marking.c), and the other scans go slot by slot
    with no marking under way that could hold a pool. */
-static void scan_major(struct boxroot_domain *d, boxroot__scanner sc)
+static void scan_major(struct boxroot_domain *d, boxroot__scanner sc, void *domain_state)
 {
   boxroot__store(&d->delayed_flag, 0, SEQ_CST);
   enum scan_kind kind = major_scan_kind(sc);
-  long scanned = scan_ring(d, CLASS_YOUNG, CLASS_YOUNG, sc, kind, NULL);
-  scanned += scan_ring(d, CLASS_OLD, CLASS_OLD, sc, kind, NULL);
+  long scanned = scan_ring(d, CLASS_YOUNG, CLASS_YOUNG, sc, kind, domain_state, 0);
+  scanned += scan_ring(d, CLASS_OLD, CLASS_OLD, sc, kind, domain_state, 0);
   d->stats.major_slots_scanned += scanned;
   d->stats.major_scans++;
 }
@@ -216,8 +220,9 @@ void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, void *domain_s
     scan_minor(d, sc, domain_state);
     d->stats.minor_scan_ticks += boxroot__ticks_now() - t0;
   } else {
-    scan_major(d, sc);
+    scan_major(d, sc, domain_state);
     d->stats.major_scan_ticks += boxroot__ticks_now() - t0;
   }
+  boxroot__check_domain(d); /* test builds only */
 }
 
