@@ -1,4 +1,5 @@
-/* Marking pools incrementally (OCaml 5).
+/* Marking pools incrementally (OCaml 5; ocaml_compat.h says where the
+   runtime allows it, and compat_ocaml5.c holds the calls into it).
 
    OCaml 5 starts each major cycle by darkening every root inside a
    stop-the-world section; darkening slot by slot would stop every domain
@@ -10,9 +11,9 @@
 
    M1 Shape and colour. The word before a pool's first slot is a block
       header (pool.h), written by the owner's hook at each cycle start
-      right before darkening: tag 0, wosize = `fresh - slots`, and the
-      cycle's UNMARKED status, so that caml_darken marks it and pushes its
-      fields. Nothing else ever reads this header: no OCaml value points
+      right before darkening (boxroot__compat_darken_block): tag 0,
+      wosize = `fresh - slots`, and the cycle's UNMARKED status, so that
+      caml_darken marks it and pushes its fields. Nothing else ever reads this header: no OCaml value points
       into a pool (the debug build rejects such values), the sweeper walks
       only the runtime's own pools, and compaction and heap verification
       reach our slots through the hook, slot by slot (scan.c). So its
