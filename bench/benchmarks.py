@@ -610,12 +610,15 @@ class Parallel(Benchmark):
             return []
         impls = [i for i in self.impls if any(ctx.has(self.name, c, i) for c in cs)]
         cores = ctx.cores
-        L = ["## Parallel (OCaml 5): millions of roots created and deleted per second\n",
-             "prodcons: each domain hands its roots to the next one, which deletes them; "
-             "independent: each domain deletes its own. Wall-clock throughput, median. "
-             f"\"No rooting\" hands plain OCaml values around the same ring: what the benchmark's "
-             f"channels and allocations cost by themselves. This machine has {cores} cores: "
-             "runs with more domains oversubscribe them (labelled so).\n"]
+        text = ("prodcons: each domain hands its roots to the next one, which deletes them; "
+                "independent: each domain deletes its own. Wall-clock throughput, median.")
+        if "ocaml" in impls:
+            text += (" \"No rooting\" hands plain OCaml values around the same ring: what the "
+                     "benchmark's channels and allocations cost by themselves.")
+        if cores and any(case_value(c, "domains") > cores for c in cs):
+            text += (f" This machine has {cores} cores: runs with more domains oversubscribe "
+                     "them (labelled so).")
+        L = ["## Parallel (OCaml 5): millions of roots created and deleted per second\n", text + "\n"]
         rows = []
         for c in cs:
             row = [case_value(c, "mode"), self.domains_label(case_value(c, "domains"), cores)]
