@@ -116,7 +116,7 @@ class Benchmark:
             return f"{r['impl']} {r['case']}"
         if self.primary == "cpu_s":
             return f"{r['impl']} {r['case']} {v:.3f}s"
-        return f"{r['impl']} {r['case']} {v:.1f} {self.primary}"
+        return f"{r['impl']} {r['case']} {self.primary}={v:.1f}"
 
 # ---------------------------------------------------------------- global roots (paper §5.1)
 
