@@ -237,7 +237,7 @@ STATS = {
     "stat_major_ns_per_slot": lambda s: s["stat_major_scan_ns"] / max(1, s["stat_major_slots_scanned"]),
     "stat_minor_scan_ms": lambda s: s["stat_minor_scan_ns"] / 1e6,
     # Free pools whose memory is still committed at exit (after the burst
-    # and every root are deleted): what FREE_POOLS_COMMITTED_MAX bounds.
+    # and every root are deleted): what BOXROOT_FREE_POOLS_COMMITTED_MAX bounds.
     "stat_free_committed": lambda s: s["stat_chunk_free_pools_committed"],
 }
 
