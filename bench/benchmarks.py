@@ -83,6 +83,29 @@ class Context:
         return (bench, case, impl) in self.agg
 
 
+def log_panels(ctx, charts, bench, impls, panels, xlabel, x, width, labels=LABELS, ylabel=None):
+    """A figure `width` inches wide of log-log panels, one per (title,
+    cases, metric, scale): a line per implementation, x(case) on the x
+    axis, the metric's median divided by scale on the y axis. Returns the
+    figure and its axes."""
+    fig, axes = charts.plt.subplots(1, len(panels), figsize=(width, 3.6), squeeze=False)
+    for ax, (title, cases, metric, scale) in zip(axes[0], panels):
+        Charts.log_lines(ax, [x(c) for c in cases], impls,
+                         lambda i: [None if y is None else y / scale
+                                    for y in (ctx.med(bench, c, i, metric) for c in cases)],
+                         xlabel, labels, COLORS)
+        ax.set_title(title)
+        if ylabel:
+            ax.set_ylabel(ylabel)
+    axes[0][0].legend(fontsize=7)
+    return fig, axes[0]
+
+
+def rows_by_n(cases, impls, cell):
+    """Table rows: one per case, its n first, then cell(case, impl)."""
+    return [[f"{case_value(c, 'n'):,}"] + [cell(c, i) for i in impls] for c in cases]
+
+
 class Benchmark:
     name = ""            # the RESULT lines' bench=
     program = ""         # bench/build/<impl>/<program>.exe
@@ -91,6 +114,7 @@ class Benchmark:
     check = None         # a field every implementation must agree on
     needs_ocaml5 = None  # why it cannot run on OCaml 4, if so
     group = None         # a heading shared with the next benchmarks
+    labels = {}          # implementations' names in this benchmark, if not LABELS'
     modes = {"quick": {}, "full": {}}
 
     def job(self, impl_dir, args, env=None):
@@ -101,13 +125,18 @@ class Benchmark:
         """Lists of jobs, one list per parameter point (interleaved)."""
         return []
 
+    def label(self, impl):
+        return self.labels.get(impl, LABELS[impl])
+
     def goals(self, ctx):
         return []
 
-    def section(self, ctx):
+    # section() and chart() are called only if the run has cases `cs`
+    # (sorted) of this benchmark.
+    def section(self, ctx, cs):
         return []
 
-    def chart(self, ctx, charts):
+    def chart(self, ctx, charts, cs):
         pass
 
     def progress(self, r):
@@ -161,10 +190,10 @@ class GlobalRoots(Benchmark):
                                  lambda v: v < 1.0))
         return out
 
-    def section(self, ctx):
+    def section(self, ctx, cs):
         L = []
         b = self.name
-        for c in ctx.cases(b):
+        for c in cs:
             L.append(f"### {b} ({c})\n")
             base, gc, up = (ctx.med(b, c, i, "cpu_s") for i in ("ocaml", "gc", "upstream"))
             p_base = ctx.paper.get((b, "OCaml"))
@@ -192,7 +221,7 @@ class GlobalRootsChart(Benchmark):
     as black ticks."""
     name = "global_roots_chart"
 
-    def chart(self, ctx, charts):
+    def chart(self, ctx, charts, cs):
         benches = [(b, c) for b in ("perm_count", "synthetic", "globroots") for c in ctx.cases(b)]
         if not benches:
             return
@@ -266,10 +295,7 @@ class LocalRoots(Benchmark):
                                  r("boxroot-caller", "generational"), "< 1.00", lambda v: v < 1.0))
         return out
 
-    def section(self, ctx):
-        cs = ctx.cases(self.name)
-        if not cs:
-            return []
+    def section(self, ctx, cs):
         L = ["## local_roots (the Boxroot paper, §5.2): ns per recursive call\n"]
         rows = []
         for i in [i for i in self.impls if any(ctx.has(self.name, c, i) for c in cs)]:
@@ -287,10 +313,7 @@ class LocalRoots(Benchmark):
         L.append("(median ns, spread in parentheses)\n")
         return L
 
-    def chart(self, ctx, charts):
-        cs = ctx.cases(self.name)
-        if not cs:
-            return
+    def chart(self, ctx, charts, cs):
         fig, ax = charts.plt.subplots(figsize=(6, 3.8))
         depths = [case_value(c, "depth") for c in cs]
         for i in self.impls:
@@ -322,10 +345,7 @@ class Ops(Benchmark):
         return [[self.job(i, [f"ks={k}", f"iters={p['iters']}"]) for i in self.impls if keep(i)]
                 for k in p["ks"]]
 
-    def section(self, ctx):
-        cs = ctx.cases(self.name)
-        if not cs:
-            return []
+    def section(self, ctx, cs):
         L = ["## Single operations: ns per operation with k roots alive\n",
              "create_delete: create a root and delete the oldest alive one; modify_old / "
              "modify_young: set the next root (round robin) to an old / a young value. Timed "
@@ -344,19 +364,10 @@ class Ops(Benchmark):
                      + "\n")
         return L
 
-    def chart(self, ctx, charts):
-        cs = ctx.cases(self.name)
-        if not cs:
-            return
-        fig, axes = charts.plt.subplots(1, 3, figsize=(12, 3.6))
-        for ax, op in zip(axes, self.ops):
-            ocs = [c for c in cs if case_value(c, "op") == op]
-            ks = [case_value(c, "k") for c in ocs]
-            Charts.log_lines(ax, ks, self.impls, lambda i: [ctx.med("ops", c, i, "ns_per_op") for c in ocs],
-                             "roots alive (k)", LABELS, COLORS)
-            ax.set_ylabel("ns per operation")
-            ax.set_title(op)
-        axes[0].legend(fontsize=7)
+    def chart(self, ctx, charts, cs):
+        panels = [(op, [c for c in cs if case_value(c, "op") == op], "ns_per_op", 1) for op in self.ops]
+        fig, _ = log_panels(ctx, charts, self.name, self.impls, panels, "roots alive (k)",
+                            lambda c: case_value(c, "k"), 12, ylabel="ns per operation")
         charts.save(fig, "ops")
 
 # ---------------------------------------------------------------- latency
@@ -378,10 +389,7 @@ class Latency(Benchmark):
         return [[self.job(i, [f"n={n}", f"minors={p['minors']}", f"majors={p['majors']}"])
                  for i in self.impls if keep(i)] for n in p["ns"]]
 
-    def section(self, ctx):
-        cs = ctx.cases(self.name)
-        if not cs:
-            return []
+    def section(self, ctx, cs):
         L = ["## Latency: duration of one collection with n roots alive\n",
              "Every root holds the same old block, so marking work does not grow with n. "
              "Median of each collection's wall-clock duration; the n = 0 row has boxroot's "
@@ -389,14 +397,11 @@ class Latency(Benchmark):
              "the cost of linking them.\n"]
         for metric, unit, scale, title in self.metrics:
             L.append(f"### {title}, {unit}\n")
-            rows = []
-            for c in cs:
-                row = [f"{case_value(c, 'n'):,}"]
-                for i in self.impls:
-                    v = ctx.med(self.name, c, i, metric)
-                    row.append("–" if v is None else f"{v / scale:.3f}")
-                rows.append(row)
-            L.append(md_table(["n roots"] + [LABELS[i] for i in self.impls], rows) + "\n")
+            def cell(c, i):
+                v = ctx.med(self.name, c, i, metric)
+                return "–" if v is None else f"{v / scale:.3f}"
+            L.append(md_table(["n roots"] + [LABELS[i] for i in self.impls],
+                              rows_by_n(cs, self.impls, cell)) + "\n")
         c0 = [c for c in cs if case_value(c, "n") == 0]
         if c0:
             base = ctx.med(self.name, c0[0], "ocaml", "minor_med_ns")
@@ -408,30 +413,25 @@ class Latency(Benchmark):
                      "root: " + ", ".join(extra) + ".\n")
         return L
 
-    def chart(self, ctx, charts):
-        cs = ctx.cases(self.name)
-        if not cs:
-            return
-        fig, axes = charts.plt.subplots(1, 3, figsize=(13, 3.6))
-        ns = [max(case_value(c, "n"), 1) for c in cs]
+    def chart(self, ctx, charts, cs):
         titles = ("minor collection (µs)", "minor after n creations (µs)", "major cycle (ms)")
-        for ax, (metric, _, scale, _), title in zip(axes, self.metrics, titles):
-            Charts.log_lines(ax, ns, self.impls,
-                             lambda i: [None if y is None else y / scale
-                                        for y in (ctx.med(self.name, c, i, metric) for c in cs)],
-                             "roots alive (0 plotted at 1)", LABELS, COLORS)
-            ax.set_title(title)
-        axes[0].legend(fontsize=7)
+        panels = [(title, cs, metric, scale) for (metric, _, scale, _), title in zip(self.metrics, titles)]
+        fig, _ = log_panels(ctx, charts, self.name, self.impls, panels, "roots alive (0 plotted at 1)",
+                            lambda c: max(case_value(c, "n"), 1), 13)
         charts.save(fig, "latency")
 
 # ---------------------------------------------------------------- root-marking pause
+
+# The OCaml heap's own ways of holding values (plain values; refs made in
+# C), beside the roots kept outside it: the OCaml 5 benchmarks' baselines.
+HEAP_AND_ROOTS = ["ocaml", "gc", "generational", "boxroot", "upstream"]
 
 
 class Pause(Benchmark):
     name = program = "pause"
     primary = "mark_roots_med_ns"
     needs_ocaml5 = "it reads OCaml 5's runtime_events (EV_MAJOR_MARK_ROOTS)"
-    impls = ["ocaml", "gc", "generational", "boxroot", "upstream"]
+    impls = HEAP_AND_ROOTS
     labels = {"ocaml": "OCaml array (same values)", "gc": "OCaml array of refs made in C"}
     modes = {"quick": dict(ns=[1000, 10_000, 100_000, 1_000_000], values=["distinct", "shared"],
                            cycles=12, full_majors=5, reps=3),
@@ -442,9 +442,6 @@ class Pause(Benchmark):
     max_pause_ms, max_pause_n = 0.5, 10_000_000
     array_ratio, array_ratio_upto = 2.0, 1_000_000
     full_major_ratio, full_major_n = 1.05, 1_000_000
-
-    def label(self, i):
-        return self.labels.get(i, LABELS[i])
 
     def points(self, p, keep, cores):
         # The runtime writes its events to a file of its own (removed at
@@ -483,10 +480,7 @@ class Pause(Benchmark):
                                      f"≤ {w:.2f}", lambda x: x <= w))
         return out
 
-    def section(self, ctx):
-        cs = ctx.cases(self.name)
-        if not cs:
-            return []
+    def section(self, ctx, cs):
         impls = [i for i in self.impls if any(ctx.has(self.name, c, i) for c in cs)]
         L = ["## Latency: root-marking pause of a major cycle (OCaml 5)\n",
              "The time every domain stops at the start of a major cycle while the runtime "
@@ -501,37 +495,27 @@ class Pause(Benchmark):
             vcs = [c for c in cs if case_value(c, "values") == values]
             if not vcs:
                 continue
+            def pause(c, i):
+                if i == "ratio":
+                    return f2(ratio(ctx.med(self.name, c, "boxroot", "mark_roots_max_ns"),
+                                    ctx.med(self.name, c, "ocaml", "mark_roots_max_ns")))
+                m, x = (ctx.med(self.name, c, i, k) for k in ("mark_roots_med_ns", "mark_roots_max_ns"))
+                return "–" if m is None else f"{m / 1e6:.3f} ({x / 1e6:.3f})"
+
+            def full_major(c, i):
+                m, a = (ctx.med(self.name, c, j, "full_major_med_ns")
+                        for j in (("boxroot", "ocaml") if i == "ratio" else (i, None)))
+                return f2(ratio(m, a)) if i == "ratio" else "–" if m is None else f"{m / 1e6:.2f}"
+            header = ["n roots"] + [self.label(i) for i in impls]
             L.append(f"### Root-marking pause, ms ({values} values)\n")
-            rows = []
-            for c in vcs:
-                row = [f"{case_value(c, 'n'):,}"]
-                for i in impls:
-                    m, x = (ctx.med(self.name, c, i, k) for k in ("mark_roots_med_ns",
-                                                                 "mark_roots_max_ns"))
-                    row.append("–" if m is None else f"{m / 1e6:.3f} ({x / 1e6:.3f})")
-                row.append(f2(ratio(ctx.med(self.name, c, "boxroot", "mark_roots_max_ns"),
-                                    ctx.med(self.name, c, "ocaml", "mark_roots_max_ns"))))
-                rows.append(row)
-            L.append(md_table(["n roots"] + [self.label(i) for i in impls]
-                              + ["*boxroot / array (max)*"], rows) + "\n")
+            L.append(md_table(header + ["*boxroot / array (max)*"],
+                              rows_by_n(vcs, impls + ["ratio"], pause)) + "\n")
             L.append(f"### Gc.full_major, ms ({values} values)\n")
-            rows = []
-            for c in vcs:
-                row = [f"{case_value(c, 'n'):,}"]
-                for i in impls:
-                    m = ctx.med(self.name, c, i, "full_major_med_ns")
-                    row.append("–" if m is None else f"{m / 1e6:.2f}")
-                row.append(f2(ratio(ctx.med(self.name, c, "boxroot", "full_major_med_ns"),
-                                    ctx.med(self.name, c, "ocaml", "full_major_med_ns"))))
-                rows.append(row)
-            L.append(md_table(["n roots"] + [self.label(i) for i in impls]
-                              + ["*boxroot / array*"], rows) + "\n")
+            L.append(md_table(header + ["*boxroot / array*"],
+                              rows_by_n(vcs, impls + ["ratio"], full_major)) + "\n")
         return L
 
-    def chart(self, ctx, charts):
-        cs = ctx.cases(self.name)
-        if not cs:
-            return
+    def chart(self, ctx, charts, cs):
         panels = [(v, "mark_roots_max_ns") for v in ("distinct", "shared")
                   if any(case_value(c, "values") == v for c in cs)]
         panels.append((None, "full_major_med_ns"))
@@ -566,15 +550,12 @@ class Parallel(Benchmark):
     name = program = "parallel"
     primary = "roots_per_s"
     needs_ocaml5 = "OCaml 4 has no domains"
-    impls = ["ocaml", "gc", "generational", "boxroot", "upstream"]
+    impls = HEAP_AND_ROOTS
     labels = {"ocaml": "No rooting (OCaml values)"}
     modes = {"quick": dict(roots=10_000_000, domains_extra=[4]),
              "full": dict(roots=30_000_000, domains_extra=[4])}
     # Goals (bench/README.md): roots handed between 2 domains.
     vs_one_domain, vs_upstream = 1.0, 1.5
-
-    def label(self, i):
-        return self.labels.get(i, LABELS[i])
 
     def domain_counts(self, p, cores):
         return sorted(set(range(1, cores + 1)) | set(p.get("domains_extra", [])))
@@ -604,10 +585,7 @@ class Parallel(Benchmark):
                                  f"≥ {w2:.2f}", lambda v: v >= w2))
         return out
 
-    def section(self, ctx):
-        cs = ctx.cases(self.name)
-        if not cs:
-            return []
+    def section(self, ctx, cs):
         impls = [i for i in self.impls if any(ctx.has(self.name, c, i) for c in cs)]
         cores = ctx.cores
         text = ("prodcons: each domain hands its roots to the next one, which deletes them; "
@@ -652,10 +630,7 @@ class Parallel(Benchmark):
                               + ["boxroot pools"], rows) + "\n")
         return L
 
-    def chart(self, ctx, charts):
-        cs = ctx.cases(self.name)
-        if not cs:
-            return
+    def chart(self, ctx, charts, cs):
         modes = sorted({case_value(c, "mode") for c in cs}, reverse=True)
         has_mem = any(ctx.stat(self.name, c, "boxroot", "rss_peak_kib") for c in cs)
         panels = [(m, "roots_per_s") for m in modes] + ([("prodcons", "rss_peak_kib")]

@@ -81,7 +81,8 @@ def report(data, outdir, charts=True, chart_format="svg"):
 
     group = None
     for b in BENCHMARKS:
-        section = b.section(ctx)
+        cs = ctx.cases(b.name)
+        section = b.section(ctx, cs) if cs else []
         if section and b.group and b.group != group:
             L += [b.group[0], b.group[1].format(paper_col=paper_col)]
         group = b.group if section else group
@@ -90,8 +91,12 @@ def report(data, outdir, charts=True, chart_format="svg"):
     chart_files = []
     if charts:
         c = harness.Charts(outdir, chart_format)
-        for b in CHARTS + BENCHMARKS:
-            b.chart(ctx, c)
+        for b in CHARTS:
+            b.chart(ctx, c, None)
+        for b in BENCHMARKS:
+            cs = ctx.cases(b.name)
+            if cs:
+                b.chart(ctx, c, cs)
         chart_files = c.files
     if chart_files:
         L.append("## Charts\n")
