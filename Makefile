@@ -13,7 +13,7 @@ TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
 
 .PHONY: all build test test-c test-c-414 test-rust test-cpp test-tsan test-asan \
 	test-valgrind test-debug bench-micro-hugepages bench-micro-debug toolchain clean \
-	bench bench-full bench-build bench-tune
+	bench bench-full bench-build bench-tune test-package
 
 all: build
 
@@ -25,7 +25,7 @@ build:
 
 # The whole test suite (what CI runs): the C library on OCaml 5.3 and 4.14,
 # the Rust and C++ bindings, and the sanitizer and valgrind passes.
-test: test-c test-c-414 test-rust test-cpp test-asan test-valgrind
+test: test-c test-c-414 test-rust test-cpp test-asan test-valgrind test-package
 
 # The C library's tests, driven from OCaml.
 test-c:
@@ -42,6 +42,12 @@ test-rust:
 	  --features link-ocaml-runtime-and-dummy-program && \
 	$(CARGO_TEST) --manifest-path rust/Cargo.toml -p boxroot && \
 	$(CARGO_TEST) --manifest-path rust/interop-test/Cargo.toml
+
+# The Rust crates as packaged (`cargo package`), unpacked outside the
+# repository and built there by a small program, release and debug
+# (tools/test-package.sh).
+test-package:
+	@$(TOOLCHAIN) && tools/test-package.sh
 
 # The C++ wrapper (cpp/boxroot.hpp), driven from OCaml (cpp/test).
 test-cpp:
