@@ -13,7 +13,7 @@ TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
 
 .PHONY: all build test test-c test-c-414 test-rust test-cpp test-tsan test-asan \
 	test-valgrind test-debug bench-micro-hugepages bench-micro-debug toolchain clean \
-	bench bench-full bench-build bench-tune test-package
+	bench bench-full bench-build bench-tune test-package test-install
 
 all: build
 
@@ -25,7 +25,7 @@ build:
 
 # The whole test suite (what CI runs): the C library on OCaml 5.3 and 4.14,
 # the Rust and C++ bindings, and the sanitizer and valgrind passes.
-test: test-c test-c-414 test-rust test-cpp test-asan test-valgrind test-package
+test: test-c test-c-414 test-rust test-cpp test-asan test-valgrind test-package test-install
 
 # The C library's tests, driven from OCaml.
 test-c:
@@ -48,6 +48,12 @@ test-rust:
 # (tools/test-package.sh).
 test-package:
 	@$(TOOLCHAIN) && tools/test-package.sh
+
+# The OCaml library as installed (dune install --prefix into a fresh
+# directory), used by a dune project outside the repository through
+# `boxroot` and `boxroot.debug` (tools/test-install.sh).
+test-install:
+	@$(TOOLCHAIN) && tools/test-install.sh
 
 # The C++ wrapper (cpp/boxroot.hpp), driven from OCaml (cpp/test).
 test-cpp:
