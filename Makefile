@@ -13,7 +13,7 @@ TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
 
 .PHONY: all build test test-c test-c-414 test-rust test-cpp test-tsan test-asan \
 	test-valgrind test-debug bench-micro-hugepages bench-micro-debug toolchain clean \
-	bench bench-full bench-build bench-tune test-package test-install
+	bench bench-full bench-build bench-tune test-package test-install test-clients
 
 all: build
 
@@ -54,6 +54,12 @@ test-package:
 # `boxroot` and `boxroot.debug` (tools/test-install.sh).
 test-install:
 	@$(TOOLCHAIN) && tools/test-install.sh
+
+# Real clients' own tests (ocaml-interop 0.12.0, ocaml-rs 1.3.0, fetched
+# from crates.io) on our -sys crate through [patch.crates-io]
+# (tools/test-clients.sh).
+test-clients:
+	@$(TOOLCHAIN) && tools/test-clients.sh
 
 # The C++ wrapper (cpp/boxroot.hpp), driven from OCaml (cpp/test).
 test-cpp:
