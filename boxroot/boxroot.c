@@ -9,9 +9,9 @@
 #include "chunk.h"
 #include "domain.h"
 #include "remote.h"
-#include "scan.h"
+#include "ticks.h"
 
-static atomic_int status = BOXROOT_NOT_SETUP;
+static int status = BOXROOT_NOT_SETUP; /* atomic: read without setup_lock */
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread char const *last_error;
 
@@ -21,7 +21,7 @@ static void fail(int err, char const *why)
   errno = err;
 }
 
-int boxroot_status(void) { return atomic_load(&status); }
+int boxroot_status(void) { return boxroot__load(&status, ACQUIRE); }
 
 char const *boxroot_error_string(void)
 {
@@ -36,7 +36,7 @@ char const *boxroot_error_string(void)
 
 static bool lock_held_or_fail(char const *why)
 {
-  if (boxroot_compat_lock_held_slow()) return true;
+  if (boxroot__compat_lock_held_slow()) return true;
   fail(EPERM, why);
   return false;
 }
@@ -47,8 +47,9 @@ bool boxroot_setup(void)
     return false;
   pthread_mutex_lock(&setup_lock);
   if (boxroot_status() == BOXROOT_NOT_SETUP) {
-    scan_install_hooks();
-    atomic_store(&status, BOXROOT_RUNNING);
+    boxroot__ticks_calibrate();
+    boxroot__compat_install_hooks();
+    boxroot__store(&status, BOXROOT_RUNNING, RELEASE);
   }
   pthread_mutex_unlock(&setup_lock);
   if (boxroot_status() == BOXROOT_RUNNING) return true;
@@ -62,17 +63,17 @@ void boxroot_teardown(void)
 {
   pthread_mutex_lock(&setup_lock);
   if (boxroot_status() == BOXROOT_RUNNING) {
-    atomic_store(&status, BOXROOT_TORE_DOWN);
-    scan_remove_hooks();
-    domain_forget_all();
-    chunk_release_all();
+    boxroot__store(&status, BOXROOT_TORE_DOWN, RELEASE);
+    boxroot__compat_remove_hooks();
+    boxroot__domain_forget_all();
+    boxroot__chunk_release_all();
   } else if (boxroot_status() == BOXROOT_NOT_SETUP) {
-    atomic_store(&status, BOXROOT_TORE_DOWN);
+    boxroot__store(&status, BOXROOT_TORE_DOWN, RELEASE);
   }
   pthread_mutex_unlock(&setup_lock);
 }
 
-boxroot boxroot_create_slow(value v)
+boxroot boxroot__create_slow(value v)
 {
   if (!lock_held_or_fail("boxroot_create: this thread does not hold the OCaml domain lock"))
     return NULL;
@@ -85,22 +86,22 @@ boxroot boxroot_create_slow(value v)
     }
     if (!boxroot_setup()) return NULL;
   }
-  int dom = boxroot_compat_locked_domain();
-  domain_point_thread_cursor(dom);
-  struct boxroot_domain *d = domain_get(dom);
-  pool *p = d == NULL ? NULL : domain_refill(d);
+  int dom = boxroot__compat_locked_domain();
+  boxroot__compat_point_thread_cursor(dom);
+  struct boxroot_domain *d = boxroot__domain_get(dom);
+  pool *p = d == NULL ? NULL : boxroot__domain_refill(d);
   if (p == NULL) {
     fail(ENOMEM, "boxroot_create: out of memory (could not allocate a pool)");
     return NULL;
   }
-  /* domain_refill guarantees a free slot in the current pool. */
+  /* boxroot__domain_refill guarantees a free slot in the current pool. */
   return boxroot_create(v);
 }
 
 /* Roots moved by boxroot_modify, per domain (written with its lock). */
-static long modify_moves[BOXROOT_MAX_DOMAINS];
+static long modify_moves[BOXROOT__MAX_DOMAINS];
 
-bool boxroot_modify_slow(boxroot *r, value v)
+bool boxroot__modify_slow(boxroot *r, value v)
 {
   if (!lock_held_or_fail("boxroot_modify: this thread does not hold the OCaml domain lock"))
     return false;
@@ -109,7 +110,7 @@ bool boxroot_modify_slow(boxroot *r, value v)
   if (moved == NULL) return false;
   boxroot_delete(*r);
   *r = moved;
-  modify_moves[boxroot_compat_locked_domain()]++;
+  modify_moves[boxroot__compat_locked_domain()]++;
   return true;
 }
 
@@ -119,15 +120,15 @@ bool boxroot_get_stats(struct boxroot_stats *out)
 {
   memset(out, 0, sizeof *out);
   if (boxroot_status() != BOXROOT_RUNNING) return false;
-  for (int i = 0; i < BOXROOT_MAX_DOMAINS; i++) {
-    struct boxroot_alloc_cursor *c = &boxroot_alloc_cursor[i];
+  for (int i = 0; i < BOXROOT__MAX_DOMAINS; i++) {
+    struct boxroot__alloc_cursor *c = &boxroot__alloc_cursor[i];
     out->deleted_remote_domain += c->deleted_remote;
     out->modify_moves += modify_moves[i];
-    struct boxroot_domain *d = boxroot_domains[i];
+    struct boxroot_domain *d = boxroot__domains[i];
     if (d == NULL) continue;
     long counts[3] = { 0, 0, 0 };
     for (int cls = CLASS_YOUNG; cls <= CLASS_FREE; cls++) {
-      pool *head = domain_ring(d, cls), *p = head;
+      pool *head = *domain_ring(d, cls), *p = head;
       if (head == NULL) continue;
       do {
         counts[cls]++;
@@ -146,14 +147,14 @@ bool boxroot_get_stats(struct boxroot_stats *out)
     out->major_scans += d->stats.major_scans;
     out->minor_slots_scanned += d->stats.minor_slots_scanned;
     out->major_slots_scanned += d->stats.major_slots_scanned;
-    out->minor_scan_ns += scan_ticks_to_ns(d->stats.minor_scan_ticks);
-    out->major_scan_ns += scan_ticks_to_ns(d->stats.major_scan_ticks);
+    out->minor_scan_ns += boxroot__ticks_to_ns(d->stats.minor_scan_ticks);
+    out->major_scan_ns += boxroot__ticks_to_ns(d->stats.major_scan_ticks);
   }
-  out->deleted_purely_remote = remote_purely_remote_deletes();
+  out->deleted_purely_remote = boxroot__remote_purely_remote_deletes();
   long orphan_roots, orphan_creations;
-  domain_orphan_counts(&out->pools_orphaned, &orphan_roots, &orphan_creations);
+  boxroot__domain_orphan_counts(&out->pools_orphaned, &orphan_roots, &orphan_creations);
   out->slots_in_use += orphan_roots;
-  out->created += orphan_creations + domain_retired_creations();
+  out->created += orphan_creations + boxroot__domain_retired_creations();
   /* Every slot ever handed out is in use, was freed by a local deletion,
      or was freed by collecting a remote deletion; remote deletions not
      collected yet are still in use. */
@@ -162,7 +163,7 @@ bool boxroot_get_stats(struct boxroot_stats *out)
     - out->delayed_frees_collected;
   out->roots_alive = out->slots_in_use - remote_pending;
   struct chunk_stats cs;
-  chunk_get_stats(&cs);
+  boxroot__chunk_get_stats(&cs);
   out->chunks = cs.chunks;
   out->reserved_bytes = cs.reserved_bytes;
   out->pools_handed_out = cs.pools_handed_out;

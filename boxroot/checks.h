@@ -9,9 +9,9 @@
 
 #include "pool.h"
 
-#if defined(BOXROOT_DEBUG) || defined(BOXROOT_DEBUG_IMPLEMENTATION)
+#if defined(BOXROOT_DEBUG) || defined(BOXROOT__DEBUG_IMPLEMENTATION)
 /* Prints "boxroot debug: OP(ADDR): WHAT" on stderr, then aborts. */
-_Noreturn void boxroot_debug_misuse(char const *op, void const *addr,
+_Noreturn void boxroot__debug_misuse(char const *op, void const *addr,
                                     char const *what_format, ...)
   __attribute__((format(printf, 3, 4)));
 #endif
@@ -19,12 +19,12 @@ _Noreturn void boxroot_debug_misuse(char const *op, void const *addr,
 /* remote.c, step D1: `was_pending` says whether the slot's delayed-free
    bit was already set when this deletion set it. Two deletions of one
    root racing from two threads end up here even if both passed the
-   checks of boxroot_debug_delete before either set its bit. */
+   checks of boxroot__debug_delete before either set its bit. */
 static inline void debug_check_remote_delete(boxroot r, int was_pending)
 {
 #ifdef BOXROOT_DEBUG
   if (was_pending)
-    boxroot_debug_misuse("boxroot_delete", r, "root deleted twice: another "
+    boxroot__debug_misuse("boxroot_delete", r, "root deleted twice: another "
                          "thread's deletion of it is still pending");
 #else
   (void)r; (void)was_pending;
@@ -38,7 +38,7 @@ static inline void debug_check_delayed_free(pool *p, void **slot)
 {
 #ifdef BOXROOT_DEBUG
   if (pool_slot_is_free(p, *slot))
-    boxroot_debug_misuse("boxroot_delete", slot, "root deleted twice: a thread "
+    boxroot__debug_misuse("boxroot_delete", slot, "root deleted twice: a thread "
                          "deleted it while it was already free (found when "
                          "collecting deletions made by other threads)");
 #else

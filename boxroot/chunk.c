@@ -2,7 +2,7 @@
    state is under `chunk_lock`; it is taken only on the slow path that
    needs a new pool or gives one back, never while scanning. The page
    table and the in-use bits are also read without the lock
-   (chunk_classify): they are atomics, published with release stores. */
+   (boxroot__chunk_classify): they are atomics, published with release stores. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -12,30 +12,13 @@
 #include "chunk.h"
 #include "testing.h"
 
-/* 4 MiB reserved at a time: 256 pools. Address space is cheap and pages
-   are only committed when touched, so the size only bounds how often we
-   call mmap. Aligned to 2 MiB, the x86-64 huge page size, which is also
-   the granularity of the page table. Kept by `bench/tune.py chunk-size`
-   (bench/results/tune/README.md): 16 MiB changed nothing measurable;
-   2 MiB made major scans 7-8% slower per slot (minima, two runs). */
-#ifndef CHUNK_LOG_SIZE /* overridden by bench/tune.py; at least 21 */
-#define CHUNK_LOG_SIZE 22
-#endif
-#define CHUNK_SIZE ((size_t)1 << CHUNK_LOG_SIZE)
+/* Chunk size and committed free pools: tunables.h. Chunks are aligned
+   to 2 MiB, the x86-64 huge page size, which is also the granularity of
+   the page table. */
+#define CHUNK_SIZE ((size_t)1 << BOXROOT_CHUNK_LOG_SIZE)
 #define REGION_LOG_SIZE 21
 #define CHUNK_ALIGN ((size_t)1 << REGION_LOG_SIZE)
-#define REGIONS_PER_CHUNK (CHUNK_SIZE / CHUNK_ALIGN)
-#define POOLS_PER_CHUNK (CHUNK_SIZE / BOXROOT_POOL_SIZE)
-/* Free pools kept ready beyond this are decommitted (1 MiB of 16 KiB
-   pools). Kept by `bench/tune.py committed-max` (bench/results/tune/
-   README.md): creating 10^6 roots again after deleting them is 10% faster
-   with 256 (fewer pages fault in again) and 3-11% slower with 16; nothing
-   else changed. 256 would hold 4 MiB instead of 1 after any such burst,
-   for ~0.8 ms per 10^6 roots re-created: not a clear gain. */
-#ifndef FREE_POOLS_COMMITTED_MAX /* overridden by bench/tune.py */
-#define FREE_POOLS_COMMITTED_MAX 64
-#endif
-
+#define POOLS_PER_CHUNK (CHUNK_SIZE / BOXROOT__POOL_SIZE)
 /* Page table geometry: user-space addresses have at most 48 significant
    bits on x86-64 and arm64 (Linux maps above only when asked to with a
    hint). The root level is a static array (64 KiB of zero pages until
@@ -44,29 +27,22 @@
 #define LEAF_LOG_ENTRIES 14
 #define ROOT_LOG_ENTRIES (ADDRESS_BITS - REGION_LOG_SIZE - LEAF_LOG_ENTRIES)
 
-/* Chunks are advised MADV_HUGEPAGE once this many exist; 0 = never.
-   Overridden by BOXROOT_HUGE_PAGES. Off by default: on
-   bench/micro/roots_bench (4M-16M roots, random operations, many
-   collections) huge pages gave no reliable gain, in operations or in
-   scanning (bench/micro/README.md), while they make memory reclamation
-   coarser: a decommitted pool would split its huge page, so pools of
-   huge chunks are never decommitted. */
-#define HUGE_PAGES_DEFAULT_THRESHOLD 0
-
-_Static_assert(CHUNK_SIZE % BOXROOT_POOL_SIZE == 0, "pools tile chunks");
-_Static_assert(CHUNK_ALIGN % BOXROOT_POOL_SIZE == 0, "chunks align pools");
+_Static_assert(CHUNK_SIZE % BOXROOT__POOL_SIZE == 0, "pools tile chunks");
+_Static_assert(CHUNK_ALIGN % BOXROOT__POOL_SIZE == 0, "chunks align pools");
 _Static_assert(CHUNK_SIZE % CHUNK_ALIGN == 0, "chunks tile regions");
-_Static_assert(POOLS_PER_CHUNK % 64 == 0, "in-use bits fill whole words");
+#define BITS_PER_WORD 64
+_Static_assert(POOLS_PER_CHUNK % BITS_PER_WORD == 0, "in-use bits fill whole words");
 
 struct chunk {
   struct chunk *next;
   char *base;
   int huge;                    /* advised MADV_HUGEPAGE */
-  _Atomic uint64_t pools_in_use[POOLS_PER_CHUNK / 64];
+  uint64_t pools_in_use[POOLS_PER_CHUNK / BITS_PER_WORD]; /* atomic */
 };
 
-typedef _Atomic(struct chunk *) page_table_entry;
-static page_table_entry *_Atomic chunk_page_table[(size_t)1 << ROOT_LOG_ENTRIES];
+/* Entries are read without the lock (boxroot__chunk_classify): atomic accesses. */
+typedef struct chunk *page_table_entry;
+static page_table_entry *chunk_page_table[(size_t)1 << ROOT_LOG_ENTRIES];
 
 static pthread_mutex_t chunk_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct chunk *chunks;          /* every chunk, for teardown */
@@ -75,22 +51,26 @@ static char *bump, *bump_end;         /* unused tail of the newest chunk */
 static pool *free_committed, *free_decommitted; /* linked through ->next */
 static size_t free_committed_count, free_decommitted_count, handed_out;
 static long huge_pages_threshold = -1; /* -1: not read from the env yet */
-static atomic_long fail_after = -1;   /* testing.h */
+#ifdef BOXROOT_TESTING
+static long fail_after = -1;   /* testing.h; atomic */
 
-void boxroot_testing_fail_pool_allocations_after(long n)
+void boxroot__testing_fail_pool_allocations_after(long n)
 {
-  atomic_store(&fail_after, n);
+  boxroot__store(&fail_after, n, SEQ_CST);
 }
 
 static int injected_failure(void)
 {
-  long n = atomic_load(&fail_after);
+  long n = boxroot__load(&fail_after, SEQ_CST);
   while (n >= 0) {
     if (n == 0) return 1;
-    if (atomic_compare_exchange_weak(&fail_after, &n, n - 1)) return 0;
+    if (boxroot__cas_weak(&fail_after, &n, n - 1, SEQ_CST)) return 0;
   }
   return 0;
 }
+#else
+static int injected_failure(void) { return 0; }
+#endif
 
 /* ---- page table ---- */
 
@@ -105,9 +85,9 @@ static inline __attribute__((always_inline)) struct chunk *chunk_of(void const *
   uint64_t a = (uintptr_t)addr;
   if (a >> ADDRESS_BITS) return NULL;
   page_table_entry *leaf =
-    atomic_load_explicit(&chunk_page_table[root_index(a)], memory_order_acquire);
+    boxroot__load(&chunk_page_table[root_index(a)], ACQUIRE);
   if (leaf == NULL) return NULL;
-  return atomic_load_explicit(&leaf[leaf_index(a)], memory_order_acquire);
+  return boxroot__load(&leaf[leaf_index(a)], ACQUIRE);
 }
 
 /* Points the regions of `c` at it. Lock held. Fails (0) only if the
@@ -118,18 +98,18 @@ static int page_table_register(struct chunk *c)
   uint64_t first = (uintptr_t)c->base, last = first + CHUNK_SIZE - 1;
   if (last >> ADDRESS_BITS) return 0;
   for (uint64_t a = first; a <= last; a += CHUNK_ALIGN) {
-    if (atomic_load_explicit(&chunk_page_table[root_index(a)], memory_order_relaxed) != NULL)
+    if (boxroot__load(&chunk_page_table[root_index(a)], RELAXED) != NULL)
       continue;
     size_t leaf_bytes = sizeof(page_table_entry) << LEAF_LOG_ENTRIES;
     void *leaf = mmap(NULL, leaf_bytes, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (leaf == MAP_FAILED) return 0;
     /* Zero pages are null entries. Leaves live until the process ends. */
-    atomic_store_explicit(&chunk_page_table[root_index(a)], leaf, memory_order_release);
+    boxroot__store(&chunk_page_table[root_index(a)], leaf, RELEASE);
   }
   for (uint64_t a = first; a <= last; a += CHUNK_ALIGN) {
-    page_table_entry *leaf = atomic_load_explicit(&chunk_page_table[root_index(a)], memory_order_relaxed);
-    atomic_store_explicit(&leaf[leaf_index(a)], c, memory_order_release);
+    page_table_entry *leaf = boxroot__load(&chunk_page_table[root_index(a)], RELAXED);
+    boxroot__store(&leaf[leaf_index(a)], c, RELEASE);
   }
   return 1;
 }
@@ -138,27 +118,27 @@ static void page_table_unregister(struct chunk *c)
 {
   uint64_t first = (uintptr_t)c->base, last = first + CHUNK_SIZE - 1;
   for (uint64_t a = first; a <= last; a += CHUNK_ALIGN) {
-    page_table_entry *leaf = atomic_load_explicit(&chunk_page_table[root_index(a)], memory_order_relaxed);
-    atomic_store_explicit(&leaf[leaf_index(a)], NULL, memory_order_release);
+    page_table_entry *leaf = boxroot__load(&chunk_page_table[root_index(a)], RELAXED);
+    boxroot__store(&leaf[leaf_index(a)], NULL, RELEASE);
   }
 }
 
-enum chunk_address_class chunk_classify(void const *addr)
+enum chunk_address_class boxroot__chunk_classify(void const *addr)
 {
   struct chunk *c = chunk_of(addr);
   if (c == NULL) return CHUNK_ADDRESS_FOREIGN;
-  size_t i = ((uintptr_t)addr - (uintptr_t)c->base) / BOXROOT_POOL_SIZE;
-  uint64_t word = atomic_load_explicit(&c->pools_in_use[i / 64], memory_order_acquire);
-  return (word >> (i % 64)) & 1 ? CHUNK_ADDRESS_POOL_USED : CHUNK_ADDRESS_POOL_FREE;
+  size_t i = ((uintptr_t)addr - (uintptr_t)c->base) / BOXROOT__POOL_SIZE;
+  uint64_t word = boxroot__load(&c->pools_in_use[i / BITS_PER_WORD], ACQUIRE);
+  return (word >> (i % BITS_PER_WORD)) & 1 ? CHUNK_ADDRESS_POOL_USED : CHUNK_ADDRESS_POOL_FREE;
 }
 
 static void set_in_use(pool *p, int in_use)
 {
   struct chunk *c = chunk_of(p);
-  size_t i = ((uintptr_t)p - (uintptr_t)c->base) / BOXROOT_POOL_SIZE;
-  uint64_t bit = (uint64_t)1 << (i % 64);
-  if (in_use) atomic_fetch_or_explicit(&c->pools_in_use[i / 64], bit, memory_order_release);
-  else atomic_fetch_and_explicit(&c->pools_in_use[i / 64], ~bit, memory_order_release);
+  size_t i = ((uintptr_t)p - (uintptr_t)c->base) / BOXROOT__POOL_SIZE;
+  uint64_t bit = (uint64_t)1 << (i % BITS_PER_WORD);
+  if (in_use) boxroot__fetch_or(&c->pools_in_use[i / BITS_PER_WORD], bit, RELEASE);
+  else boxroot__fetch_and(&c->pools_in_use[i / BITS_PER_WORD], ~bit, RELEASE);
 }
 
 /* ---- huge pages ---- */
@@ -166,10 +146,10 @@ static void set_in_use(pool *p, int in_use)
 static long read_huge_pages_threshold(void)
 {
   char const *s = getenv("BOXROOT_HUGE_PAGES");
-  if (s == NULL || *s == '\0') return HUGE_PAGES_DEFAULT_THRESHOLD;
+  if (s == NULL || *s == '\0') return BOXROOT_HUGE_PAGES_DEFAULT_THRESHOLD;
   char *end;
   long n = strtol(s, &end, 10);
-  return *end == '\0' && n >= 0 ? n : HUGE_PAGES_DEFAULT_THRESHOLD;
+  return *end == '\0' && n >= 0 ? n : BOXROOT_HUGE_PAGES_DEFAULT_THRESHOLD;
 }
 
 static void advise_huge(struct chunk *c)
@@ -230,7 +210,7 @@ static int new_chunk(void)
   return 1;
 }
 
-pool *chunk_alloc_pool(void)
+pool *boxroot__chunk_alloc_pool(void)
 {
   if (injected_failure()) { errno = ENOMEM; return NULL; }
   pool *p = NULL;
@@ -245,7 +225,7 @@ pool *chunk_alloc_pool(void)
     free_decommitted_count--;
   } else if (bump < bump_end || new_chunk()) {
     p = (pool *)bump;
-    bump += BOXROOT_POOL_SIZE;
+    bump += BOXROOT__POOL_SIZE;
   }
   if (p != NULL) {
     handed_out++;
@@ -256,13 +236,13 @@ pool *chunk_alloc_pool(void)
   return p;
 }
 
-void chunk_free_pool(pool *p)
+void boxroot__chunk_free_pool(pool *p)
 {
   int decommit;
   pthread_mutex_lock(&chunk_lock);
   handed_out--;
   set_in_use(p, 0);
-  decommit = free_committed_count >= FREE_POOLS_COMMITTED_MAX && !chunk_of(p)->huge;
+  decommit = free_committed_count >= BOXROOT_FREE_POOLS_COMMITTED_MAX && !chunk_of(p)->huge;
   if (!decommit) {
     p->next = free_committed;
     free_committed = p;
@@ -272,7 +252,7 @@ void chunk_free_pool(pool *p)
   if (decommit) {
     /* Outside the lock: the pool is ours alone until pushed below. The
        range stays mapped (chunk.h); touching it again gives zero pages. */
-    madvise(p, BOXROOT_POOL_SIZE, MADV_DONTNEED);
+    madvise(p, BOXROOT__POOL_SIZE, MADV_DONTNEED);
     pthread_mutex_lock(&chunk_lock);
     p->next = free_decommitted;
     free_decommitted = p;
@@ -281,7 +261,7 @@ void chunk_free_pool(pool *p)
   }
 }
 
-void chunk_release_all(void)
+void boxroot__chunk_release_all(void)
 {
   pthread_mutex_lock(&chunk_lock);
   while (chunks != NULL) {
@@ -298,7 +278,7 @@ void chunk_release_all(void)
   pthread_mutex_unlock(&chunk_lock);
 }
 
-void chunk_get_stats(struct chunk_stats *out)
+void boxroot__chunk_get_stats(struct chunk_stats *out)
 {
   pthread_mutex_lock(&chunk_lock);
   out->chunks = chunk_count;

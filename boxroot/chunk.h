@@ -4,20 +4,21 @@
    reserve chunks of address space with mmap, aligned to CHUNK_ALIGN (a
    huge page, so that a chunk can be backed by transparent huge pages),
    and carve pools out of them. Free pools are kept for reuse; beyond
-   FREE_POOLS_COMMITTED_MAX of them, their memory is given back to the OS
+   BOXROOT_FREE_POOLS_COMMITTED_MAX of them, their memory is given back to the OS
    with madvise(MADV_DONTNEED).
 
-   A page table (a BiBoP, seed 002) maps every CHUNK_ALIGN-sized region
+   A page table (a BiBoP, as in "Efficient 'out of heap' pointers for
+   multicore OCaml", OCaml Workshop 2022) maps every CHUNK_ALIGN-sized region
    of the address space to the chunk that covers it, if any, in two
    dependent loads from the high bits of an address; each chunk records
-   which of its pools are handed out. So `chunk_classify` tells in O(1),
+   which of its pools are handed out. So `boxroot__chunk_classify` tells in O(1),
    without a lock, whether an address lies in a pool in use. The debug
    build (debug.c) checks every root with it.
 
    Huge pages: with BOXROOT_HUGE_PAGES=N in the environment (N >= 1),
    once N chunks exist every chunk is advised MADV_HUGEPAGE, so that a
    program holding many roots scans them with fewer TLB misses. Off by
-   default (see HUGE_PAGES_DEFAULT_THRESHOLD in chunk.c for why).
+   default (see BOXROOT_HUGE_PAGES_DEFAULT_THRESHOLD in tunables.h).
 
    Invariants:
    - A pool's address range stays mapped from its first allocation until
@@ -26,7 +27,7 @@
      recycled (remote.c); that must never fault.
    - A region's page-table entry is set before any pool of its chunk is
      handed out, and cleared only at teardown. A pool's in-use bit is set
-     before `chunk_alloc_pool` returns it and cleared when it is given
+     before `boxroot__chunk_alloc_pool` returns it and cleared when it is given
      back. */
 #ifndef BOXROOT_CHUNK_H
 #define BOXROOT_CHUNK_H
@@ -35,31 +36,31 @@
 #include "pool.h"
 
 /* A pool-sized, pool-aligned block, or NULL with errno set. Thread-safe. */
-pool *chunk_alloc_pool(void);
+pool *boxroot__chunk_alloc_pool(void);
 /* Gives a pool back for reuse. Thread-safe. */
-void chunk_free_pool(pool *p);
+void boxroot__chunk_free_pool(pool *p);
 /* Unmaps every chunk and clears the page table. Only at teardown. */
-void chunk_release_all(void);
+void boxroot__chunk_release_all(void);
 
 enum chunk_address_class {
   CHUNK_ADDRESS_FOREIGN,   /* not in any chunk */
   CHUNK_ADDRESS_POOL_FREE, /* in a chunk, in a pool not handed out */
-  CHUNK_ADDRESS_POOL_USED  /* in a pool handed out by chunk_alloc_pool */
+  CHUNK_ADDRESS_POOL_USED  /* in a pool handed out by boxroot__chunk_alloc_pool */
 };
 /* Where `addr` lies. O(1), lock-free, callable from any thread. The
    answer may be stale by the time it returns if another thread is
    allocating or freeing that very pool concurrently. */
-enum chunk_address_class chunk_classify(void const *addr);
+enum chunk_address_class boxroot__chunk_classify(void const *addr);
 /* Whether `addr` lies in memory that this allocator reserved. O(1). */
 static inline int chunk_contains(void const *addr)
 {
-  return chunk_classify(addr) != CHUNK_ADDRESS_FOREIGN;
+  return boxroot__chunk_classify(addr) != CHUNK_ADDRESS_FOREIGN;
 }
 
 struct chunk_stats {
   size_t chunks, reserved_bytes, pools_handed_out, free_pools_committed,
          free_pools_decommitted, huge_page_chunks;
 };
-void chunk_get_stats(struct chunk_stats *out);
+void boxroot__chunk_get_stats(struct chunk_stats *out);
 
 #endif /* BOXROOT_CHUNK_H */

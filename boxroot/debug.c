@@ -40,7 +40,7 @@
 /* The unchecked fast paths, plus the declarations of the checked ones
    (boxroot.h). */
 #undef BOXROOT_DEBUG
-#define BOXROOT_DEBUG_IMPLEMENTATION
+#define BOXROOT__DEBUG_IMPLEMENTATION
 #include "boxroot.h"
 #include "chunk.h"
 #include "checks.h"
@@ -50,7 +50,7 @@
 #define LOWEST_BLOCK_ADDRESS 4096
 #define BITS_PER_WORD (8 * sizeof(uintptr_t))
 
-_Noreturn void boxroot_debug_misuse(char const *op, void const *addr,
+_Noreturn void boxroot__debug_misuse(char const *op, void const *addr,
                                     char const *what_format, ...)
 {
   char what[512];
@@ -66,8 +66,7 @@ _Noreturn void boxroot_debug_misuse(char const *op, void const *addr,
 static int delayed_free_pending(pool *p, void **slot)
 {
   size_t i = (size_t)(slot - p->slots);
-  uintptr_t word = atomic_load_explicit(&p->delayed_bits[i / BITS_PER_WORD],
-                                        memory_order_relaxed);
+  uintptr_t word = boxroot__load(&p->delayed_bits[i / BITS_PER_WORD], RELAXED);
   return (word >> (i % BITS_PER_WORD)) & 1;
 }
 
@@ -75,32 +74,32 @@ static void check_root(char const *op, boxroot r)
 {
   void **slot = (void **)r;
   if (r == NULL)
-    boxroot_debug_misuse(op, r, "NULL is not a root (an unchecked failure of "
+    boxroot__debug_misuse(op, r, "NULL is not a root (an unchecked failure of "
                          "boxroot_create?)");
   if ((uintptr_t)r % sizeof(void *) != 0)
-    boxroot_debug_misuse(op, r, "not a root: misaligned address");
-  switch (chunk_classify(r)) {
+    boxroot__debug_misuse(op, r, "not a root: misaligned address");
+  switch (boxroot__chunk_classify(r)) {
   case CHUNK_ADDRESS_FOREIGN:
-    boxroot_debug_misuse(op, r, "not a root: this address is in no boxroot "
+    boxroot__debug_misuse(op, r, "not a root: this address is in no boxroot "
                          "pool (a foreign pointer, a stack address, or garbage)");
   case CHUNK_ADDRESS_POOL_FREE:
-    boxroot_debug_misuse(op, r, "not a live root: its pool holds no root any "
+    boxroot__debug_misuse(op, r, "not a live root: its pool holds no root any "
                          "more (use after delete, or double delete)");
   case CHUNK_ADDRESS_POOL_USED:
     break;
   }
   pool *p = pool_of_slot(slot);
   if (slot < p->slots || slot >= pool_end(p))
-    boxroot_debug_misuse(op, r, "not a root: this address is in a pool "
+    boxroot__debug_misuse(op, r, "not a root: this address is in a pool "
                          "header (garbage)");
-  if (slot >= __atomic_load_n(&p->fresh, __ATOMIC_RELAXED))
-    boxroot_debug_misuse(op, r, "not a live root: this slot is not allocated "
+  if (slot >= boxroot__load(&p->fresh, RELAXED))
+    boxroot__debug_misuse(op, r, "not a live root: this slot is not allocated "
                          "(use after delete, double delete, or garbage)");
-  if (pool_slot_is_free(p, __atomic_load_n(slot, __ATOMIC_RELAXED)))
-    boxroot_debug_misuse(op, r, "not a live root: this root was deleted "
+  if (pool_slot_is_free(p, boxroot__load(slot, RELAXED)))
+    boxroot__debug_misuse(op, r, "not a live root: this root was deleted "
                          "(use after delete, or double delete)");
   if (delayed_free_pending(p, slot))
-    boxroot_debug_misuse(op, r, "not a live root: this root was deleted by "
+    boxroot__debug_misuse(op, r, "not a live root: this root was deleted by "
                          "another thread (use after delete, or double delete)");
 }
 
@@ -116,8 +115,8 @@ static void check_value(char const *op, boxroot root, value v)
           "value? (use boxroot_get)";
   if (why == NULL) return;
   if (root == NULL)
-    boxroot_debug_misuse(op, (void *)v, "not an OCaml value: %s", why);
-  boxroot_debug_misuse(op, root, "the new value %p is not an OCaml value: %s",
+    boxroot__debug_misuse(op, (void *)v, "not an OCaml value: %s", why);
+  boxroot__debug_misuse(op, root, "the new value %p is not an OCaml value: %s",
                        (void *)v, why);
 }
 
@@ -125,26 +124,26 @@ static void check_lock(char const *op, void const *addr)
 {
   /* The slow check: on OCaml 4.14 the inline one cannot tell before
      setup, or after systhreads replaced our hooks (ocaml_compat.h). */
-  if (!boxroot_compat_lock_held_slow())
-    boxroot_debug_misuse(op, addr, "this thread does not hold the OCaml "
+  if (!boxroot__compat_lock_held_slow())
+    boxroot__debug_misuse(op, addr, "this thread does not hold the OCaml "
                          "domain lock");
 }
 
-boxroot boxroot_debug_create(value v)
+boxroot boxroot__debug_create(value v)
 {
   check_lock("boxroot_create", (void *)v);
   check_value("boxroot_create", NULL, v);
   return boxroot_create(v);
 }
 
-value boxroot_debug_get(boxroot r)
+value boxroot__debug_get(boxroot r)
 {
   check_root("boxroot_get", r);
   check_lock("boxroot_get", r);
   return boxroot_get(r);
 }
 
-value const *boxroot_debug_get_ref(boxroot r)
+value const *boxroot__debug_get_ref(boxroot r)
 {
   /* Computing the address needs no lock; reading through it does, but
      that happens in the caller's code. */
@@ -152,16 +151,16 @@ value const *boxroot_debug_get_ref(boxroot r)
   return boxroot_get_ref(r);
 }
 
-void boxroot_debug_delete(boxroot r)
+void boxroot__debug_delete(boxroot r)
 {
   check_root("boxroot_delete", r);
   boxroot_delete(r);
 }
 
-bool boxroot_debug_modify(boxroot *r, value v)
+bool boxroot__debug_modify(boxroot *r, value v)
 {
   if (r == NULL)
-    boxroot_debug_misuse("boxroot_modify", r, "NULL is not the address of a root");
+    boxroot__debug_misuse("boxroot_modify", r, "NULL is not the address of a root");
   check_root("boxroot_modify", *r);
   check_lock("boxroot_modify", *r);
   check_value("boxroot_modify", *r, v);

@@ -3,65 +3,44 @@
 #include <stdlib.h>
 #include "chunk.h"
 #include "domain.h"
+#include "invariants.h"
 #include "remote.h"
 
-struct boxroot_domain *boxroot_domains[BOXROOT_MAX_DOMAINS];
+struct boxroot_domain *boxroot__domains[BOXROOT__MAX_DOMAINS];
 
 /* Its free list is empty (it ends at the pool's own address), so the
    create fast path falls through to the slow path without a NULL test. */
-struct boxroot_pool_hot boxroot_empty_pool = {
-  .free_list = (void **)&boxroot_empty_pool, .counts = 0,
-  .owner = BOXROOT_NO_OWNER, .cls = CLASS_NONE, .owner_key = BOXROOT_NO_OWNER_KEY,
+struct boxroot__pool_hot boxroot__empty_pool = {
+  .free_list = (void **)&boxroot__empty_pool, .counts = 0,
+  .owner = BOXROOT__NO_OWNER, .cls = CLASS_NONE, .owner_key = BOXROOT__NO_OWNER_KEY,
 };
 
-struct boxroot_alloc_cursor boxroot_alloc_cursor[BOXROOT_MAX_DOMAINS] = {
-  [0 ... BOXROOT_MAX_DOMAINS - 1] = { .pool = &boxroot_empty_pool },
+struct boxroot__alloc_cursor boxroot__alloc_cursor[BOXROOT__MAX_DOMAINS] = {
+  [0 ... BOXROOT__MAX_DOMAINS - 1] = { .pool = &boxroot__empty_pool },
 };
-
-#if BOXROOT_MULTICORE
-static struct boxroot_pool_hot *const no_pool = &boxroot_empty_pool;
-__thread struct boxroot_thread_cursor boxroot_thread_cursor
-  __attribute__((tls_model("initial-exec"))) = {
-  .key = BOXROOT_NO_OWNER_KEY, .pool = &no_pool,
-};
-#endif
-
-void domain_point_thread_cursor(int id)
-{
-#if BOXROOT_MULTICORE
-  boxroot_thread_cursor.key = boxroot_compat_lock_key();
-  boxroot_thread_cursor.pool = &boxroot_alloc_cursor[id].pool;
-#else
-  (void)id; /* one domain: boxroot_create reads its cursor directly */
-#endif
-}
 
 static pthread_mutex_t domains_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Creations made in pools since given back to the chunk allocator, which
    resets them (statistics: boxroot.c sums these and the live pools'). */
-static atomic_long retired_creations;
+static long retired_creations; /* atomic */
 
 static void retire_pool(pool *p)
 {
-  atomic_fetch_add_explicit(&retired_creations, pool_creations(p), memory_order_relaxed);
-  chunk_free_pool(p);
+  boxroot__fetch_add(&retired_creations, pool_creations(p), RELAXED);
+  boxroot__chunk_free_pool(p);
 }
 
-long domain_retired_creations(void)
+long boxroot__domain_retired_creations(void)
 {
-  return atomic_load_explicit(&retired_creations, memory_order_relaxed);
+  return boxroot__load(&retired_creations, RELAXED);
 }
 
 /* ---- rings: circular, doubly linked, `*ring` is the head ---- */
 
-static pool **ring_for(struct boxroot_domain *d, int cls)
-{
-  return cls == CLASS_YOUNG ? &d->young : cls == CLASS_OLD ? &d->old : &d->free;
-}
-
 static void ring_insert(pool **ring, pool *p, int at_front)
 {
+  BOXROOT__ASSERT(p->next == NULL && p->prev == NULL);
   pool *head = *ring;
   if (head == NULL) {
     p->next = p->prev = p;
@@ -89,9 +68,9 @@ static void ring_remove(pool **ring, pool *p)
 
 static void move_to(struct boxroot_domain *d, pool *p, int cls, int at_front)
 {
-  if (p->hot.cls != CLASS_NONE) ring_remove(ring_for(d, p->hot.cls), p);
+  if (p->hot.cls != CLASS_NONE) ring_remove(domain_ring(d, p->hot.cls), p);
   pool_set_class(p, cls);
-  ring_insert(ring_for(d, cls), p, at_front);
+  ring_insert(domain_ring(d, cls), p, at_front);
 }
 
 /* ---- domains ---- */
@@ -104,16 +83,16 @@ static void move_to(struct boxroot_domain *d, pool *p, int cls, int at_front)
    of an id does not change across incarnations. */
 static void const *own_key(int id)
 {
-  void const *key = boxroot_compat_domain_key();
-  return boxroot_compat_key_domain(key) == id ? key : BOXROOT_NO_OWNER_KEY;
+  void const *key = boxroot__compat_domain_key();
+  return boxroot__compat_key_domain(key) == id ? key : BOXROOT__NO_OWNER_KEY;
 }
 
 static struct boxroot_domain *domain_get_any(int id)
 {
-  struct boxroot_domain *d = boxroot_domains[id];
-  int incarnation = boxroot_compat_domain_unique_id();
+  struct boxroot_domain *d = boxroot__domains[id];
+  int incarnation = boxroot__compat_domain_unique_id();
   if (d != NULL) {
-    if (d->key == BOXROOT_NO_OWNER_KEY) d->key = own_key(id);
+    if (d->key == BOXROOT__NO_OWNER_KEY) d->key = own_key(id);
     if (d->incarnation != incarnation) {
       /* The id was reused. The rings were emptied at termination. */
       d->incarnation = incarnation;
@@ -125,13 +104,12 @@ static struct boxroot_domain *domain_get_any(int id)
   if (d == NULL) return NULL;
   *d = (struct boxroot_domain){ .id = id, .incarnation = incarnation,
                                 .key = own_key(id) };
-  atomic_init(&d->delayed_flag, 0);
   /* Other threads read this slot (remote.c) without the domain lock. */
-  __atomic_store_n(&boxroot_domains[id], d, __ATOMIC_RELEASE);
+  boxroot__store(&boxroot__domains[id], d, RELEASE);
   return d;
 }
 
-struct boxroot_domain *domain_get(int id)
+struct boxroot_domain *boxroot__domain_get(int id)
 {
   struct boxroot_domain *d = domain_get_any(id);
   return d == NULL || d->terminated ? NULL : d;
@@ -141,12 +119,12 @@ static void release_free_pool(struct boxroot_domain *d, pool *p)
 {
   /* A pool kept on the free ring keeps its free list: reusing it then
      costs nothing, where a reset would thread every slot again. */
-  if (d->free_count < FREE_POOLS_KEPT) {
+  if (d->free_count < BOXROOT_FREE_POOLS_KEPT) {
     move_to(d, p, CLASS_FREE, 1);
     d->free_count++;
   } else {
-    pool_set_owner(p, BOXROOT_NO_OWNER, BOXROOT_NO_OWNER_KEY);
-    if (p->hot.cls != CLASS_NONE) ring_remove(ring_for(d, p->hot.cls), p);
+    pool_set_owner(p, BOXROOT__NO_OWNER, BOXROOT__NO_OWNER_KEY);
+    if (p->hot.cls != CLASS_NONE) ring_remove(domain_ring(d, p->hot.cls), p);
     pool_set_class(p, CLASS_NONE);
     retire_pool(p);
   }
@@ -155,6 +133,7 @@ static void release_free_pool(struct boxroot_domain *d, pool *p)
 /* Puts `p` (currently on no ring) where its occupancy calls for. */
 static void place(struct boxroot_domain *d, pool *p, int cls)
 {
+  BOXROOT__ASSERT(p->hot.cls == CLASS_NONE);
   if (pool_alloc_count(p) == 0 && p != domain_current_pool(d)) {
     release_free_pool(d, p);
   } else {
@@ -162,7 +141,7 @@ static void place(struct boxroot_domain *d, pool *p, int cls)
   }
 }
 
-void domain_pool_count_dropped(struct boxroot_domain *d, pool *p)
+void boxroot__domain_pool_count_dropped(struct boxroot_domain *d, pool *p)
 {
   pool *current = domain_current_pool(d);
   if (p == current) {
@@ -187,25 +166,25 @@ void domain_pool_count_dropped(struct boxroot_domain *d, pool *p)
   }
 }
 
-void boxroot_delete_local_slow(struct boxroot_pool_hot *hot)
+void boxroot__delete_local_slow(struct boxroot__pool_hot *hot)
 {
-  domain_pool_count_dropped(boxroot_domains[hot->owner], (pool *)hot);
+  boxroot__domain_pool_count_dropped(boxroot__domains[hot->owner], (pool *)hot);
 }
 
 static int make_current(struct boxroot_domain *d, pool *p)
 {
   if (p->hot.cls != CLASS_YOUNG || d->young != p) move_to(d, p, CLASS_YOUNG, 1);
-  if (p->hot.free_list == (void **)p && !pool_thread_fresh(p)) return 0;
-  boxroot_alloc_cursor[d->id].pool = &p->hot;
+  if (p->hot.free_list == (void **)p && !boxroot__pool_thread_fresh(p)) return 0;
+  boxroot__alloc_cursor[d->id].pool = &p->hot;
   return 1;
 }
 
-pool *domain_refill(struct boxroot_domain *d)
+pool *boxroot__domain_refill(struct boxroot_domain *d)
 {
   pool *p = domain_current_pool(d);
   if (p != NULL) {
-    if (pool_thread_fresh(p)) return p;
-    if (remote_collect(d, p) > 0 && p->hot.free_list != (void **)p) return p;
+    if (boxroot__pool_thread_fresh(p)) return p;
+    if (boxroot__remote_collect(d, p) > 0 && p->hot.free_list != (void **)p) return p;
     /* Full: behind every young pool that may still have room. */
     ring_remove(&d->young, p);
     ring_insert(&d->young, p, 0);
@@ -223,25 +202,25 @@ pool *domain_refill(struct boxroot_domain *d)
     d->free_count--;
     if (make_current(d, f)) return f;
   }
-  pool *fresh = chunk_alloc_pool();
+  pool *fresh = boxroot__chunk_alloc_pool();
   if (fresh == NULL) return NULL;
-  pool_reset(fresh);
-  atomic_store(&fresh->delayed_pending, 0);
-  for (int i = 0; i < DELAYED_WORDS; i++) atomic_store(&fresh->delayed_bits[i], 0);
+  boxroot__pool_reset(fresh);
+  boxroot__store(&fresh->delayed_pending, 0, SEQ_CST);
+  for (int i = 0; i < DELAYED_WORDS; i++) boxroot__store(&fresh->delayed_bits[i], 0, SEQ_CST);
   pool_set_class(fresh, CLASS_NONE);
   pool_set_owner(fresh, d->id, d->key);
   make_current(d, fresh);
   return fresh;
 }
 
-pool *domain_detach_ring(struct boxroot_domain *d, int cls)
+pool *boxroot__domain_detach_ring(struct boxroot_domain *d, int cls)
 {
-  pool **ring = ring_for(d, cls);
+  pool **ring = domain_ring(d, cls);
   pool *head = *ring;
   *ring = NULL;
   if (head == NULL) return NULL;
   /* The young ring holds the current pool at its head, then the pools
-     that filled up, in the order they filled (domain_refill moves a full
+     that filled up, in the order they filled (boxroot__domain_refill moves a full
      pool to the tail). Visiting it head first promotes pools in the
      order they were first used, which is mostly ascending addresses
      (chunk.c carves pools in order); the old ring keeps the order in which
@@ -254,24 +233,24 @@ pool *domain_detach_ring(struct boxroot_domain *d, int cls)
   return head;
 }
 
-void domain_place(struct boxroot_domain *d, pool *p, int new_cls)
+void boxroot__domain_place(struct boxroot_domain *d, pool *p, int new_cls)
 {
   p->next = p->prev = NULL;
   place(d, p, new_cls);
 }
 
-void domain_resort_ring(struct boxroot_domain *d, int cls, int new_cls)
+void boxroot__domain_resort_ring(struct boxroot_domain *d, int cls, int new_cls)
 {
-  for (pool *p = domain_detach_ring(d, cls), *after; p != NULL; p = after) {
+  for (pool *p = boxroot__domain_detach_ring(d, cls), *after; p != NULL; p = after) {
     after = p->next;
-    domain_place(d, p, new_cls);
+    boxroot__domain_place(d, p, new_cls);
   }
 }
 
 /* ---- orphans ---- */
 
 static pool *orphan_young, *orphan_old;
-static atomic_int orphans_present;
+static int orphans_present; /* atomic: read without domains_lock */
 
 static void orphan_all(struct boxroot_domain *d)
 {
@@ -286,29 +265,29 @@ static void orphan_all(struct boxroot_domain *d)
   d->free_count = 0;
   pthread_mutex_lock(&domains_lock);
   for (int cls = CLASS_YOUNG; cls <= CLASS_OLD; cls++) {
-    pool **from = ring_for(d, cls), **to = cls == CLASS_YOUNG ? &orphan_young : &orphan_old;
+    pool **from = domain_ring(d, cls), **to = cls == CLASS_YOUNG ? &orphan_young : &orphan_old;
     while (*from != NULL) {
       pool *p = *from;
       ring_remove(from, p);
-      pool_set_owner(p, BOXROOT_NO_OWNER, BOXROOT_NO_OWNER_KEY);
+      pool_set_owner(p, BOXROOT__NO_OWNER, BOXROOT__NO_OWNER_KEY);
       ring_insert(to, p, 0);
     }
   }
-  atomic_store(&orphans_present, orphan_young != NULL || orphan_old != NULL);
+  boxroot__store(&orphans_present, orphan_young != NULL || orphan_old != NULL, SEQ_CST);
   pthread_mutex_unlock(&domains_lock);
 }
 
-void domain_terminate(int id)
+void boxroot__domain_terminate(int id)
 {
-  if (boxroot_domains[id] == NULL) return; /* never used boxroot */
+  if (boxroot__domains[id] == NULL) return; /* never used boxroot */
   struct boxroot_domain *d = domain_get_any(id);
   orphan_all(d);
   d->terminated = 1;
 }
 
-void domain_adopt_orphans(struct boxroot_domain *d)
+void boxroot__domain_adopt_orphans(struct boxroot_domain *d)
 {
-  if (!atomic_load(&orphans_present)) return;
+  if (!boxroot__load(&orphans_present, SEQ_CST)) return;
   pthread_mutex_lock(&domains_lock);
   for (int cls = CLASS_YOUNG; cls <= CLASS_OLD; cls++) {
     pool **from = cls == CLASS_YOUNG ? &orphan_young : &orphan_old;
@@ -316,18 +295,20 @@ void domain_adopt_orphans(struct boxroot_domain *d)
       pool *p = *from;
       ring_remove(from, p);
       pool_set_owner(p, d->id, d->key);
-      /* Orphans keep their class: a young orphan may hold young values. */
-      ring_insert(ring_for(d, cls), p, 0);
+      /* Orphans keep their class: a young orphan may hold young values.
+         Low old pools go first, as on every old ring. */
+      ring_insert(domain_ring(d, cls), p,
+                  cls == CLASS_OLD && pool_alloc_count(p) < POOL_LOW_MARK);
       d->stats.pools_adopted++;
     }
   }
-  atomic_store(&orphans_present, 0);
+  boxroot__store(&orphans_present, 0, SEQ_CST);
   /* Their delayed frees may have been signalled to the dead domain. */
-  atomic_store(&d->delayed_flag, 1);
+  boxroot__store(&d->delayed_flag, 1, SEQ_CST);
   pthread_mutex_unlock(&domains_lock);
 }
 
-void domain_orphan_counts(long *pools, long *roots, long *creations)
+void boxroot__domain_orphan_counts(long *pools, long *roots, long *creations)
 {
   *pools = *roots = *creations = 0;
   pthread_mutex_lock(&domains_lock);
@@ -345,16 +326,16 @@ void domain_orphan_counts(long *pools, long *roots, long *creations)
   pthread_mutex_unlock(&domains_lock);
 }
 
-void domain_forget_all(void)
+void boxroot__domain_forget_all(void)
 {
-  for (int i = 0; i < BOXROOT_MAX_DOMAINS; i++) {
+  for (int i = 0; i < BOXROOT__MAX_DOMAINS; i++) {
     domain_reset_cursor(i);
-    free(boxroot_domains[i]);
-    boxroot_domains[i] = NULL;
+    free(boxroot__domains[i]);
+    boxroot__domains[i] = NULL;
   }
   pthread_mutex_lock(&domains_lock);
   orphan_young = orphan_old = NULL;
-  atomic_store(&retired_creations, 0);
-  atomic_store(&orphans_present, 0);
+  boxroot__store(&retired_creations, 0, RELAXED);
+  boxroot__store(&orphans_present, 0, SEQ_CST);
   pthread_mutex_unlock(&domains_lock);
 }

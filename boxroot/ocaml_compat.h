@@ -1,5 +1,8 @@
-/* The differences between OCaml 4.14 and OCaml 5 that boxroot depends on,
-   in one place. Everything else in boxroot is version-independent.
+/* The differences between OCaml 4.14 and OCaml 5 that boxroot depends on.
+   Every test of the OCaml version in boxroot is in this header (what the
+   inline fast paths and the scanner need) or in compat_ocaml5.c and
+   compat_ocaml4.c (the runtime's hooks, OCaml 4.14's lock tracking, the
+   per-thread cursor cache); the rest of boxroot is version-independent.
 
    - Who holds the runtime lock. OCaml 5 has one lock per domain and
      clears the thread-local `Caml_state` when a thread releases it
@@ -8,10 +11,10 @@
      domain is `Caml_state->id` (< Max_domains_max = 4096).
      OCaml 4.14 has a single master lock, a global `Caml_state`, and no
      way to ask who holds the lock: boxroot tracks it per thread through
-     the blocking-section hooks (scan.c), and there is one domain, 0.
+     the blocking-section hooks (compat_ocaml4.c), and there is one domain, 0.
      The tracking protocol (4.14):
-     - `boxroot_compat_thread_epoch` (thread-local) is set to the current
-       `boxroot_compat_lock_epoch` by our leave hook right after the
+     - `boxroot__compat_thread_epoch` (thread-local) is set to the current
+       `boxroot__compat_lock_epoch` by our leave hook right after the
        thread acquires the lock, and to -1 by our enter hook right before
        it releases it (0: never seen by our hooks). A thread counts as
        holding the lock when its epoch is the current one and our enter
@@ -26,7 +29,7 @@
        systhreads' leave hook when ours are installed. They count as not
        holding the lock (deletions take the remote path, always safe)
        until a creation's slow path asks the runtime, which records the
-       current holder's stack (scan.c, boxroot_compat_lock_held_slow);
+       current holder's stack (compat_ocaml4.c, boxroot__compat_lock_held_slow);
        that record is not trusted for a thread whose last release went
        through our enter hook (the record outlives the release).
      - systhreads' Thread initialisation overwrites both hooks without
@@ -47,9 +50,21 @@
        would then succeed instead of failing with EPERM.
    - Youth. `Is_young` compares against the reserved area of all minor
      heaps in OCaml 5, against the one minor heap in OCaml 4.14.
-   - The scanning hook's signature (see scan.c).
+   - The scanning hook's signature and the scanning action's (below, and
+     compat_ocaml5.c / compat_ocaml4.c).
    - Domain incarnations. OCaml 5 reuses a terminated domain's id for a
-     new domain; `unique_id` tells them apart (domain.c). */
+     new domain; `unique_id` tells them apart (domain.c).
+   - The per-thread cursor cache (OCaml 5): each thread's way to its
+     domain's cursor, so that boxroot_create does not compute it. `key`
+     is the key of the domain whose cursor `pool` points to, or
+     BOXROOT__NO_OWNER_KEY (never a lock key, nor NULL) until this
+     thread's first creation. boxroot_create trusts `pool` only while
+     `key` equals the key of the lock it holds, and its slow path resets
+     both. A thread's domain never changes in OCaml 5.3 (systhreads stay
+     in their domain, C threads register with domain 0), but the check
+     makes the cache safe even if it did. Initial-exec, like the
+     runtime's own Caml_state: no call to reach it. OCaml 4.14 has one
+     cursor, at a fixed address. */
 #ifndef BOXROOT_OCAML_COMPAT_H
 #define BOXROOT_OCAML_COMPAT_H
 
@@ -71,34 +86,36 @@
 extern "C" {
 #endif
 
-#if BOXROOT_MULTICORE
+struct boxroot__pool_hot;
 
-/* The id of the domain whose lock this thread holds, or -1. */
-static inline int boxroot_compat_locked_domain(void)
-{
-  caml_domain_state *state = Caml_state_opt;
-  if (state == NULL) return -1;
-  /* Domain ids are never negative: telling the compiler lets it reduce
-     `boxroot_compat_locked_domain() >= 0` to the NULL test above. */
-  if (state->id < 0) __builtin_unreachable();
-  return state->id;
-}
-
-static inline int boxroot_compat_is_young(value v)
+static inline int boxroot__compat_is_young(value v)
 {
   return Is_block(v) && Is_young(v);
 }
 
+#if BOXROOT_MULTICORE
+
+/* The id of the domain whose lock this thread holds, or -1. */
+static inline int boxroot__compat_locked_domain(void)
+{
+  caml_domain_state *state = Caml_state_opt;
+  if (state == NULL) return -1;
+  /* Domain ids are never negative: telling the compiler lets it reduce
+     `boxroot__compat_locked_domain() >= 0` to the NULL test above. */
+  if (state->id < 0) __builtin_unreachable();
+  return state->id;
+}
+
 /* The unique id of the domain this thread runs on (lock held). */
-static inline int boxroot_compat_domain_unique_id(void)
+static inline int boxroot__compat_domain_unique_id(void)
 {
   return Caml_state->unique_id;
 }
 
 /* Whether this thread holds a domain lock, for the slow paths. */
-static inline int boxroot_compat_lock_held_slow(void)
+static inline int boxroot__compat_lock_held_slow(void)
 {
-  return boxroot_compat_locked_domain() >= 0;
+  return boxroot__compat_locked_domain() >= 0;
 }
 
 /* Domain keys: a pointer that identifies a domain, so that the delete
@@ -106,53 +123,62 @@ static inline int boxroot_compat_lock_held_slow(void)
    comparison: the key of the domain whose lock this thread holds, or
    NULL. OCaml 5: the domain's state, which the runtime allocates once
    per domain id and reuses for later domains with that id. */
-static inline void const *boxroot_compat_lock_key(void)
+static inline void const *boxroot__compat_lock_key(void)
 {
   return Caml_state_opt;
 }
 /* The key of the domain this thread runs for (lock held, or its scan). */
-static inline void const *boxroot_compat_domain_key(void)
+static inline void const *boxroot__compat_domain_key(void)
 {
   return Caml_state;
 }
-static inline int boxroot_compat_key_domain(void const *key)
+static inline int boxroot__compat_key_domain(void const *key)
 {
   return ((caml_domain_state const *)key)->id;
 }
 
+/* The per-thread cursor cache (above; defined in compat_ocaml5.c). */
+struct boxroot__thread_cursor {
+  void const *key;
+  struct boxroot__pool_hot *const *pool;
+};
+extern __thread struct boxroot__thread_cursor boxroot__thread_cursor
+  __attribute__((tls_model("initial-exec")));
+
+/* Where the current pool of the domain whose lock this thread holds is
+   kept, or NULL if it holds none. */
+#define boxroot__compat_locked_cursor()                                  \
+  (boxroot__thread_cursor.key == boxroot__compat_lock_key()              \
+   ? boxroot__thread_cursor.pool : (struct boxroot__pool_hot *const *)0)
+
 #else /* OCaml 4.14 */
 
-/* Lock tracking, maintained in scan.c (protocol above). */
-extern __thread int boxroot_compat_thread_epoch;
-extern int boxroot_compat_lock_epoch;
-void boxroot_compat_enter_blocking_hook(void);
+/* Lock tracking, maintained in compat_ocaml4.c (protocol above). */
+extern __thread int boxroot__compat_thread_epoch;
+extern int boxroot__compat_lock_epoch;
+void boxroot__compat_enter_blocking_hook(void);
 /* Declared by <caml/signals.h> only under CAML_INTERNALS. */
 CAMLextern void (*caml_enter_blocking_section_hook)(void);
 
-static inline int boxroot_compat_locked_domain(void)
+static inline int boxroot__compat_locked_domain(void)
 {
-  return boxroot_compat_thread_epoch == boxroot_compat_lock_epoch
-      && caml_enter_blocking_section_hook == boxroot_compat_enter_blocking_hook
+  return boxroot__compat_thread_epoch == boxroot__compat_lock_epoch
+      && caml_enter_blocking_section_hook == boxroot__compat_enter_blocking_hook
     ? 0 : -1;
 }
 
-static inline int boxroot_compat_is_young(value v)
-{
-  return Is_block(v) && Is_young(v);
-}
-
-static inline int boxroot_compat_domain_unique_id(void) { return 0; }
+static inline int boxroot__compat_domain_unique_id(void) { return 0; }
 
 /* Domain keys (see above): domain 0's is the address of the epoch. */
-static inline void const *boxroot_compat_lock_key(void)
+static inline void const *boxroot__compat_lock_key(void)
 {
-  return boxroot_compat_locked_domain() == 0 ? &boxroot_compat_lock_epoch : NULL;
+  return boxroot__compat_locked_domain() == 0 ? &boxroot__compat_lock_epoch : NULL;
 }
-static inline void const *boxroot_compat_domain_key(void)
+static inline void const *boxroot__compat_domain_key(void)
 {
-  return &boxroot_compat_lock_epoch;
+  return &boxroot__compat_lock_epoch;
 }
-static inline int boxroot_compat_key_domain(void const *key)
+static inline int boxroot__compat_key_domain(void const *key)
 {
   (void)key;
   return 0;
@@ -160,13 +186,54 @@ static inline int boxroot_compat_key_domain(void const *key)
 
 /* Whether this thread holds the master lock, for the slow paths of
    functions that need it: asks the runtime when the hooks cannot tell,
-   and then (re)installs the hooks (scan.c). */
-int boxroot_compat_lock_held_slow(void);
+   and then (re)installs the hooks (compat_ocaml4.c). */
+int boxroot__compat_lock_held_slow(void);
+
+/* One domain: its cursor is at a fixed address. */
+#define boxroot__compat_locked_cursor()                                  \
+  (boxroot__compat_locked_domain() == 0 ? &boxroot__alloc_cursor[0].pool \
+   : (struct boxroot__pool_hot *const *)0)
 
 #endif
 
+/* Points this thread's cursor cache at domain `id`'s cursor; the thread
+   holds that domain's lock. Nothing to do on OCaml 4.14. */
+void boxroot__compat_point_thread_cursor(int id);
+
+/* Installs and removes boxroot's runtime hooks (domain lock held): the
+   root-scanning hook, which calls boxroot__scan_domain; on OCaml 5 the
+   domain-termination hook; on OCaml 4.14 the blocking-section hooks. */
+void boxroot__compat_install_hooks(void);
+void boxroot__compat_remove_hooks(void);
+
 #ifdef __cplusplus
 }
+#endif
+
+/* ---- What the scanner needs (scan.c), inside the library only ---- */
+#ifdef CAML_INTERNALS
+#include <caml/roots.h>
+#include <caml/major_gc.h>
+#if BOXROOT_MULTICORE
+/* A scanning action and its closure data. */
+typedef struct { scanning_action f; void *data; } boxroot__scanner;
+#define BOXROOT__APPLY(sc, v, slot) ((sc).f((sc).data, (v), (volatile value *)(slot)))
+#define BOXROOT__DARKEN(sc, v, slot) caml_darken((sc).data, (v), (volatile value *)(slot))
+#define BOXROOT__YOUNG_START ((uintnat)caml_minor_heaps_start)
+#define BOXROOT__YOUNG_END ((uintnat)caml_minor_heaps_end)
+#else
+#include <caml/minor_gc.h>
+typedef struct { scanning_action f; } boxroot__scanner;
+#define BOXROOT__APPLY(sc, v, slot) ((sc).f((v), (value *)(slot)))
+#define BOXROOT__DARKEN(sc, v, slot) caml_darken((v), (value *)(slot))
+#define BOXROOT__YOUNG_START ((uintnat)Caml_state_field(young_start))
+#define BOXROOT__YOUNG_END ((uintnat)Caml_state_field(young_end))
+#endif
+/* Whether the scanning action is the major GC's darkening (cycle start). */
+#define BOXROOT__IS_DARKEN(sc) ((sc).f == (scanning_action)caml_darken)
+/* Scans domain `id`'s roots with `sc`, for a minor collection or not
+   (scan.c); called by the scanning hook of compat_ocaml{4,5}.c. */
+void boxroot__scan_domain(int id, boxroot__scanner sc, int minor);
 #endif
 
 #endif /* BOXROOT_OCAML_COMPAT_H */

@@ -3,31 +3,32 @@
 
 _Static_assert(POOL_SLOTS <= DELAYED_WORDS * 8 * (int)sizeof(uintptr_t),
                "the delayed-free bitmap must cover every slot");
-_Static_assert(POOL_SLOTS > BOXROOT_LOW_COUNT && POOL_SLOTS < 2 * BOXROOT_LOW_COUNT,
+_Static_assert(POOL_SLOTS > BOXROOT__LOW_COUNT && POOL_SLOTS < 2 * BOXROOT__LOW_COUNT,
                "boxroot_delete's single test needs LOW_COUNT < slots < 2 * LOW_COUNT");
-_Static_assert(POOL_SLOTS < (1 << BOXROOT_COUNT_BITS),
+_Static_assert(POOL_SLOTS < (1 << BOXROOT__COUNT_BITS),
                "the count of slots in use must fit below the creations (boxroot.h)");
-_Static_assert((BOXROOT_LOW_COUNT & (BOXROOT_LOW_COUNT - 1)) == 0,
-               "BOXROOT_LOW_COUNT must be a power of two");
-_Static_assert(sizeof(struct boxroot_pool_hot) + 3 * sizeof(void *) <= CACHE_LINE,
+_Static_assert((BOXROOT__LOW_COUNT & (BOXROOT__LOW_COUNT - 1)) == 0,
+               "BOXROOT__LOW_COUNT must be a power of two");
+_Static_assert(sizeof(struct boxroot__pool_hot) + 3 * sizeof(void *) <= CACHE_LINE,
                "the owner's header must fit in one cache line");
 
-_Static_assert(FRESH_BATCH % SLOTS_PER_LINE == 0 && POOL_SLOTS % SLOTS_PER_LINE == 0
+_Static_assert(BOXROOT_FRESH_BATCH % SLOTS_PER_LINE == 0 && POOL_SLOTS % SLOTS_PER_LINE == 0
                && offsetof(pool, slots) % CACHE_LINE == 0,
                "fresh - slots must stay a whole number of cache lines");
 
-void pool_reset(pool *p)
+void boxroot__pool_reset(pool *p)
 {
   p->hot.free_list = (void **)p;
   p->hot.counts = 0;
   p->fresh = p->slots;
+  p->next = p->prev = NULL; /* on no ring (chunk.c links free pools) */
 }
 
-int pool_thread_fresh(pool *p)
+int boxroot__pool_thread_fresh(pool *p)
 {
   void **start = p->fresh, **end = pool_end(p);
   if (start >= end) return 0;
-  void **stop = start + FRESH_BATCH < end ? start + FRESH_BATCH : end;
+  void **stop = start + BOXROOT_FRESH_BATCH < end ? start + BOXROOT_FRESH_BATCH : end;
   /* Link [start, stop) in ascending order in front of the current list. */
   void *next = (void *)p->hot.free_list;
   for (void **s = stop - 1; s >= start; s--) { *s = next; next = (void *)s; }

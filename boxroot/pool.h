@@ -1,7 +1,7 @@
 /* Pools: the unit of allocation, ownership and scanning.
 
-   A pool is BOXROOT_POOL_SIZE bytes aligned to its size (chunk.c
-   guarantees the alignment), so `boxroot_pool_of` finds it from any of
+   A pool is BOXROOT__POOL_SIZE bytes aligned to its size (chunk.c
+   guarantees the alignment), so `boxroot__pool_of` finds it from any of
    its slots. Layout: one cache line of header that only the owner writes,
    the delayed-free area that other threads write (remote.h), then the
    slots. The split keeps remote deletions from bouncing the owner's line.
@@ -14,8 +14,9 @@
      is one mask and one compare, and needs no metadata.
    - Slots at or above `fresh` have never been handed out since the pool
      was last reset; scanning stops there. Slots are handed out in
-     ascending order in batches of FRESH_BATCH (pool_thread_fresh), so a pool
-     holding few roots is scanned over a short prefix. `fresh - slots` is
+     ascending order in batches of BOXROOT_FRESH_BATCH (tunables.h,
+     boxroot__pool_thread_fresh), so a pool holding few roots is scanned
+     over a short prefix. `fresh - slots` is
      a whole number of cache lines (the minor scan reads line by line).
    - `pool_alloc_count` counts allocated slots, including those deleted
      remotely whose deletion is still delayed (remote.c). A pool whose
@@ -26,73 +27,64 @@
 #ifndef BOXROOT_POOL_H
 #define BOXROOT_POOL_H
 
-#include <stdatomic.h>
 #include "boxroot.h"
 
-#define CACHE_LINE 64
+#define CACHE_LINE BOXROOT__CACHE_LINE
 
 /* Delayed frees: one bit per slot, set by the deleting thread. */
-#define DELAYED_WORDS ((int)(BOXROOT_POOL_SIZE / 512)) /* 32: 2048 bits >= POOL_SLOTS */
+#define DELAYED_WORDS ((int)(BOXROOT__POOL_SIZE / 512)) /* 32: 2048 bits >= POOL_SLOTS */
 
 typedef struct pool pool;
 
 struct pool {
   union {
     struct {
-      struct boxroot_pool_hot hot;
+      struct boxroot__pool_hot hot;
       pool *next, *prev;     /* ring links (domain.c) */
       void **fresh;          /* first never-used slot */
     };
     char header_line[CACHE_LINE];
   };
   /* Written by remote deleters; see remote.c for the protocol. */
-  _Alignas(CACHE_LINE) atomic_int delayed_pending;
-  _Alignas(CACHE_LINE) atomic_uintptr_t delayed_bits[DELAYED_WORDS];
+  _Alignas(CACHE_LINE) int delayed_pending;
+  _Alignas(CACHE_LINE) uintptr_t delayed_bits[DELAYED_WORDS];
   _Alignas(CACHE_LINE) void *slots[];
 };
 
 #define POOL_HEADER_SIZE (offsetof(pool, slots))
-#define POOL_SLOTS ((int)((BOXROOT_POOL_SIZE - POOL_HEADER_SIZE) / sizeof(void *)))
-/* The paper's occupancy threshold: demote only pools about half full at
-   most (BOXROOT_LOW_COUNT = 1024 of 2000 slots), so that about half of a
+#define POOL_SLOTS ((int)((BOXROOT__POOL_SIZE - POOL_HEADER_SIZE) / sizeof(void *)))
+/* The Boxroot paper's occupancy threshold (§3.2): demote only pools about half full at
+   most (BOXROOT__LOW_COUNT = 1024 of 2000 slots), so that about half of a
    young pool's scanning is useful. A pool is low iff its count is below
    POOL_LOW_MARK. */
-#define POOL_LOW_MARK (BOXROOT_LOW_COUNT + 1)
-/* Slots threaded onto the free list at a time in a fresh pool: a
-   creation takes the slow path once per FRESH_BATCH in a fresh pool,
-   and a minor scan reads at most FRESH_BATCH - 1 never-used slots.
-   Kept at 128 by `bench/tune.py fresh-batch` (bench/results/tune/
-   README.md), a wash: 32 and 64 make globroots' minor scans read 8% and
-   6% fewer slots (-3.4% and -2.2% instructions in boxroot) but creating
-   2*10^6 roots costs +2.0% and +0.7%; no time differed beyond the noise.
-   256 reads 11% more slots (globroots' minor scans +10% in time). */
-#ifndef FRESH_BATCH /* overridden by bench/tune.py; a multiple of 8 */
-#define FRESH_BATCH 128
-#endif
+#define POOL_LOW_MARK (BOXROOT__LOW_COUNT + 1)
+/* Fresh slots are threaded BOXROOT_FRESH_BATCH at a time (tunables.h):
+   a creation takes the slow path once per batch in a fresh pool, and a
+   minor scan reads at most BOXROOT_FRESH_BATCH - 1 never-used slots. */
 #define SLOTS_PER_LINE (CACHE_LINE / (int)sizeof(void *))
 
-enum pool_class { CLASS_YOUNG = BOXROOT_CLASS_YOUNG, CLASS_OLD, CLASS_FREE, CLASS_NONE };
+enum pool_class { CLASS_YOUNG = BOXROOT__CLASS_YOUNG, CLASS_OLD, CLASS_FREE, CLASS_NONE };
 
 static inline pool *pool_of_slot(void *slot)
 {
-  return (pool *)boxroot_pool_of((boxroot)slot);
+  return (pool *)boxroot__pool_of((boxroot)slot);
 }
 
 static inline int pool_slot_is_free(pool *p, void *contents)
 {
   /* Keep bit 0 so that immediates (odd) never look like in-pool links. */
-  return ((uintptr_t)contents & ~(BOXROOT_POOL_SIZE - 2)) == (uintptr_t)p;
+  return ((uintptr_t)contents & ~(BOXROOT__POOL_SIZE - 2)) == (uintptr_t)p;
 }
 
 static inline void **pool_end(pool *p) { return p->slots + POOL_SLOTS; }
 
 static inline int pool_alloc_count(pool const *p)
 {
-  return (int)(p->hot.counts & (((uint64_t)1 << BOXROOT_COUNT_BITS) - 1));
+  return (int)(p->hot.counts & (((uint64_t)1 << BOXROOT__COUNT_BITS) - 1));
 }
 static inline long pool_creations(pool const *p)
 {
-  return (long)(p->hot.counts >> BOXROOT_COUNT_BITS);
+  return (long)(p->hot.counts >> BOXROOT__COUNT_BITS);
 }
 
 static inline int pool_has_room(pool *p)
@@ -101,10 +93,10 @@ static inline int pool_has_room(pool *p)
 }
 
 /* Resets `p` to the never-used state (no slot allocated). */
-void pool_reset(pool *p);
+void boxroot__pool_reset(pool *p);
 /* Threads the next batch of fresh slots onto the free list. Returns 0 if
    no fresh slot is left. */
-int pool_thread_fresh(pool *p);
+int boxroot__pool_thread_fresh(pool *p);
 /* Frees an allocated slot of `p` (owner, lock held). */
 static inline void pool_free_slot(pool *p, void **slot)
 {
@@ -113,15 +105,14 @@ static inline void pool_free_slot(pool *p, void **slot)
   p->hot.counts--; /* the count of slots in use (boxroot.h) */
 }
 
-static inline int pool_set_owner(pool *p, int32_t owner, void const *owner_key)
+static inline void pool_set_owner(pool *p, int32_t owner, void const *owner_key)
 {
-  __atomic_store_n(&p->hot.owner, owner, __ATOMIC_RELAXED);
-  __atomic_store_n(&p->hot.owner_key, owner_key, __ATOMIC_RELAXED);
-  return owner;
+  boxroot__store(&p->hot.owner, owner, RELAXED);
+  boxroot__store(&p->hot.owner_key, owner_key, RELAXED);
 }
 static inline void pool_set_class(pool *p, int32_t cls)
 {
-  __atomic_store_n(&p->hot.cls, cls, __ATOMIC_RELAXED);
+  boxroot__store(&p->hot.cls, cls, RELAXED);
 }
 
 #endif /* BOXROOT_POOL_H */

@@ -7,10 +7,10 @@
    (purely remote: a C thread, a Rust destructor during a panic). Both
    take the same path, which never writes to the slot or to the owner's
    header line, so it can run in parallel with the owner's allocations
-   and with a scan of the pool (seed 000, footnote 9):
+   and with a scan of the pool (the Boxroot paper, §3.2.2):
 
    Protocol. All operations on the fields below are sequentially
-   consistent atomics (plain loads and locked RMWs on x86-64).
+   consistent atomics (atomics.h; plain loads and locked RMWs on x86-64).
      deleter (any thread)              owner (lock held, or stop-the-world)
      D1 fetch_or(bits[w], bit)         C1 if load(pending) == 0: stop
      D2 if load(pending) == 0 and      C2 exchange(pending, 0)
@@ -18,7 +18,7 @@
      D3   store(owner's delayed_flag, 1)     b = exchange(bits[w], 0),
                                              free the slots of b
    - D1 is the deletion. Until the owner collects it, the slot still holds
-     its value and is still counted in alloc_count, so it is scanned like
+     its value and is still counted in pool_alloc_count, so it is scanned like
      a live root (its value lives one collection longer) and the pool
      cannot be emptied and recycled under the deleter.
    - No deletion is lost: if D2 sees pending == 1, that store precedes C2
@@ -51,7 +51,7 @@
 #include "remote.h"
 
 struct thread_count {
-  atomic_long n;                     /* written by its thread only */
+  long n;          /* written by its thread only; atomic, relaxed */
   struct thread_count *next, *prev;  /* under counts_lock */
 };
 static __thread struct thread_count my_count;
@@ -68,11 +68,11 @@ static void unlink_my_count(void *c)
 {
   struct thread_count *mine = c;
   pthread_mutex_lock(&counts_lock);
-  exited_threads_count += atomic_load_explicit(&mine->n, memory_order_relaxed);
+  exited_threads_count += boxroot__load(&mine->n, RELAXED);
   mine->prev->next = mine->next;
   mine->next->prev = mine->prev;
   pthread_mutex_unlock(&counts_lock);
-  atomic_store_explicit(&mine->n, 0, memory_order_relaxed);
+  boxroot__store(&mine->n, 0, RELAXED);
   my_count_state = EXITED;
 }
 
@@ -96,9 +96,9 @@ static void link_my_count(void)
 
 static void count_purely_remote(void)
 {
-  if (BOXROOT_LIKELY(my_count_state == LINKED)) {
-    long n = atomic_load_explicit(&my_count.n, memory_order_relaxed);
-    atomic_store_explicit(&my_count.n, n + 1, memory_order_relaxed);
+  if (BOXROOT__LIKELY(my_count_state == LINKED)) {
+    long n = boxroot__load(&my_count.n, RELAXED);
+    boxroot__store(&my_count.n, n + 1, RELAXED);
   } else if (my_count_state == UNLINKED) {
     link_my_count();
     count_purely_remote();
@@ -109,36 +109,36 @@ static void count_purely_remote(void)
   }
 }
 
-void boxroot_delete_remote(boxroot r)
+void boxroot__delete_remote(boxroot r)
 {
   void **slot = (void **)r;
   pool *p = pool_of_slot(slot);
   size_t i = (size_t)(slot - p->slots);
   size_t w = i / (8 * sizeof(uintptr_t)), b = i % (8 * sizeof(uintptr_t));
   uintptr_t bit = (uintptr_t)1 << b;
-  uintptr_t before = atomic_fetch_or(&p->delayed_bits[w], bit);     /* D1 */
+  uintptr_t before = boxroot__fetch_or(&p->delayed_bits[w], bit, SEQ_CST); /* D1 */
   debug_check_remote_delete(r, (before & bit) != 0);
-  if (atomic_load(&p->delayed_pending) == 0
-      && atomic_exchange(&p->delayed_pending, 1) == 0) {             /* D2 */
-    int owner = __atomic_load_n(&p->hot.owner, __ATOMIC_RELAXED);
+  if (boxroot__load(&p->delayed_pending, SEQ_CST) == 0
+      && boxroot__exchange(&p->delayed_pending, 1, SEQ_CST) == 0) {  /* D2 */
+    int owner = boxroot__load(&p->hot.owner, RELAXED);
     if (owner >= 0) {
-      struct boxroot_domain *d = __atomic_load_n(&boxroot_domains[owner], __ATOMIC_ACQUIRE);
-      if (d != NULL) atomic_store(&d->delayed_flag, 1);              /* D3 */
+      struct boxroot_domain *d = boxroot__load(&boxroot__domains[owner], ACQUIRE);
+      if (d != NULL) boxroot__store(&d->delayed_flag, 1, SEQ_CST);   /* D3 */
     }
   }
-  int dom = boxroot_compat_locked_domain();
-  if (dom >= 0) boxroot_alloc_cursor[dom].deleted_remote++;
+  int dom = boxroot__compat_locked_domain();
+  if (dom >= 0) boxroot__alloc_cursor[dom].deleted_remote++;
   else count_purely_remote();
 }
 
-int remote_collect(struct boxroot_domain *d, pool *p)
+int boxroot__remote_collect(struct boxroot_domain *d, pool *p)
 {
-  if (atomic_load(&p->delayed_pending) == 0) return 0;              /* C1 */
-  atomic_exchange(&p->delayed_pending, 0);                          /* C2 */
+  if (boxroot__load(&p->delayed_pending, SEQ_CST) == 0) return 0;   /* C1 */
+  boxroot__exchange(&p->delayed_pending, 0, SEQ_CST);               /* C2 */
   int freed = 0;
   for (int w = 0; w < DELAYED_WORDS; w++) {                         /* C3 */
-    if (atomic_load(&p->delayed_bits[w]) == 0) continue;
-    uintptr_t bits = atomic_exchange(&p->delayed_bits[w], 0);
+    if (boxroot__load(&p->delayed_bits[w], SEQ_CST) == 0) continue;
+    uintptr_t bits = boxroot__exchange(&p->delayed_bits[w], 0, SEQ_CST);
     while (bits != 0) {
       int b = __builtin_ctzl(bits);
       bits &= bits - 1;
@@ -152,12 +152,12 @@ int remote_collect(struct boxroot_domain *d, pool *p)
   return freed;
 }
 
-long remote_purely_remote_deletes(void)
+long boxroot__remote_purely_remote_deletes(void)
 {
   pthread_mutex_lock(&counts_lock);
   long n = exited_threads_count;
   for (struct thread_count *c = thread_counts.next; c != &thread_counts; c = c->next)
-    n += atomic_load_explicit(&c->n, memory_order_relaxed);
+    n += boxroot__load(&c->n, RELAXED);
   pthread_mutex_unlock(&counts_lock);
   return n;
 }

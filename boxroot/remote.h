@@ -10,9 +10,9 @@ struct boxroot_domain;
    `d`'s statistics (the derived counts of boxroot_get_stats need every
    one). Owner `d` only (its lock held, or its scan hook). Returns how
    many; the caller then fixes the pool's ring position if it matters. */
-int remote_collect(struct boxroot_domain *d, pool *p);
+int boxroot__remote_collect(struct boxroot_domain *d, pool *p);
 
 /* Deletions so far by threads holding no domain lock. */
-long remote_purely_remote_deletes(void);
+long boxroot__remote_purely_remote_deletes(void);
 
 #endif

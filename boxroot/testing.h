@@ -1,4 +1,7 @@
-/* Test-only entry points. Not API: for boxroot's own test suite. */
+/* Test-only entry points. Not API: for boxroot's own test suite, and only
+   in the test build of the library (BOXROOT_TESTING: the dune library
+   `boxroot_testing`, boxroot/testing/dune); the release library does not
+   export them. */
 #ifndef BOXROOT_TESTING_H
 #define BOXROOT_TESTING_H
 
@@ -9,7 +12,12 @@ extern "C" {
 /* After `n` more successful pool allocations, every pool allocation
    fails as if the OS had refused memory, until called again with a
    negative `n` (the default, no injected failure). */
-void boxroot_testing_fail_pool_allocations_after(long n);
+void boxroot__testing_fail_pool_allocations_after(long n);
+
+/* Checks the invariants of the rings of the domain whose lock this
+   thread holds (invariants.h); aborts with a message if one is broken.
+   Returns 0 (nothing checked) without a lock or before setup. */
+int boxroot__testing_check_invariants(void);
 
 #ifdef __cplusplus
 }

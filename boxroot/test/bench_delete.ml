@@ -1,4 +1,4 @@
-(* Microbenchmark (issue 3): nanoseconds per boxroot_delete, by kind.
+(* Microbenchmark: nanoseconds per boxroot_delete, by kind.
 
    - local: by the domain that created the roots, lock held;
    - remote-domain: by another domain, holding its own lock (OCaml 5);

@@ -1,4 +1,4 @@
-(* Lock detection (issue 3): in every way a thread gains or loses the
+(* Lock detection: in every way a thread gains or loses the
    runtime lock, boxroot must know whether it holds it. A wrong "held"
    makes a deletion take the unsynchronised local path while another
    thread runs; a wrong "not held" makes creations fail with EPERM.

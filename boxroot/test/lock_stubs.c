@@ -1,5 +1,5 @@
 /* Probes of boxroot's lock detection (test_locks.ml): what
-   boxroot_compat_locked_domain() answers in each situation where a thread
+   boxroot__compat_locked_domain() answers in each situation where a thread
    gains or loses the runtime lock. -1 means "holds no lock". */
 #define CAML_NAME_SPACE
 #include <pthread.h>
@@ -16,14 +16,14 @@ CAMLextern int caml_convert_signal_number(int);
 value test_locked_domain(value unit)
 {
   (void)unit;
-  return Val_int(boxroot_compat_locked_domain());
+  return Val_int(boxroot__compat_locked_domain());
 }
 
 value test_locked_in_blocking_section(value unit)
 {
   (void)unit;
   caml_enter_blocking_section();
-  int d = boxroot_compat_locked_domain();
+  int d = boxroot__compat_locked_domain();
   caml_leave_blocking_section();
   return Val_int(d);
 }
@@ -36,7 +36,7 @@ value test_locked_after_signal_in_blocking_section(value sig)
   int s = caml_convert_signal_number(Int_val(sig));
   pthread_kill(pthread_self(), s);
   caml_enter_blocking_section();
-  int d = boxroot_compat_locked_domain();
+  int d = boxroot__compat_locked_domain();
   caml_leave_blocking_section();
   return Val_int(d);
 }
@@ -49,14 +49,14 @@ value test_blocking_hooks_are_boxroots(value unit)
 #if BOXROOT_MULTICORE
   return Val_true;
 #else
-  return Val_bool(caml_enter_blocking_section_hook == boxroot_compat_enter_blocking_hook);
+  return Val_bool(caml_enter_blocking_section_hook == boxroot__compat_enter_blocking_hook);
 #endif
 }
 
 /* A thread the runtime never saw. */
 static void *probe_foreign(void *arg)
 {
-  *(int *)arg = boxroot_compat_locked_domain();
+  *(int *)arg = boxroot__compat_locked_domain();
   return NULL;
 }
 
@@ -80,18 +80,18 @@ enum { REG_BEFORE, REG_REGISTERED, REG_INSIDE, REG_ROOT_OK, REG_LEFT,
 static void *registered_thread(void *arg)
 {
   int *seen = arg;
-  seen[REG_BEFORE] = boxroot_compat_locked_domain();
+  seen[REG_BEFORE] = boxroot__compat_locked_domain();
   if (!caml_c_thread_register()) return NULL;
-  seen[REG_REGISTERED] = boxroot_compat_locked_domain();
+  seen[REG_REGISTERED] = boxroot__compat_locked_domain();
   caml_leave_blocking_section();
-  seen[REG_INSIDE] = boxroot_compat_locked_domain();
+  seen[REG_INSIDE] = boxroot__compat_locked_domain();
   boxroot r = boxroot_create(Val_int(1234));
   seen[REG_ROOT_OK] = r != NULL && boxroot_get(r) == Val_int(1234);
   if (r != NULL) boxroot_delete(r);
   caml_enter_blocking_section();
-  seen[REG_LEFT] = boxroot_compat_locked_domain();
+  seen[REG_LEFT] = boxroot__compat_locked_domain();
   caml_c_thread_unregister();
-  seen[REG_UNREGISTERED] = boxroot_compat_locked_domain();
+  seen[REG_UNREGISTERED] = boxroot__compat_locked_domain();
   return NULL;
 }
 
@@ -135,9 +135,9 @@ value test_blocking_sections_under_signals(value sig, value n)
   long wrong = 0;
   for (long i = 0; i < Long_val(n); i++) {
     caml_enter_blocking_section();
-    wrong += boxroot_compat_locked_domain() >= 0;
+    wrong += boxroot__compat_locked_domain() >= 0;
     caml_leave_blocking_section();
-    wrong += boxroot_compat_locked_domain() < 0;
+    wrong += boxroot__compat_locked_domain() < 0;
   }
   __atomic_store_n(&st.stop, 1, __ATOMIC_RELEASE);
   caml_enter_blocking_section();
@@ -155,7 +155,7 @@ static int exit_probe_seen = 1000;
 static void exit_probe(void *arg)
 {
   (void)arg;
-  __atomic_store_n(&exit_probe_seen, boxroot_compat_locked_domain(), __ATOMIC_RELEASE);
+  __atomic_store_n(&exit_probe_seen, boxroot__compat_locked_domain(), __ATOMIC_RELEASE);
 }
 
 static void make_exit_probe_key(void)
@@ -191,7 +191,7 @@ value test_locked_in_blocking_section_until_went_on(value unit)
   pthread_mutex_lock(&went_on_lock);
   while (!went_on) pthread_cond_wait(&went_on_cond, &went_on_lock);
   pthread_mutex_unlock(&went_on_lock);
-  int d = boxroot_compat_locked_domain();
+  int d = boxroot__compat_locked_domain();
   caml_leave_blocking_section();
   return Val_int(d);
 }

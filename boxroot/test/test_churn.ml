@@ -1,4 +1,4 @@
-(* Domain churn (issue 3): domains are spawned and joined thousands of
+(* Domain churn: domains are spawned and joined thousands of
    times, each leaving live roots behind in its pools; a terminated
    domain's pools must be adopted and scanned by the survivors, and then
    reused, never leaked.

@@ -1,4 +1,4 @@
-(* Failure paths (issue: core library): every failure is a NULL or false
+(* Failure paths: every failure is a NULL or false
    with a reason, and disturbs nothing already rooted.
 
    - The chunk allocator refuses memory (test-only injection point):

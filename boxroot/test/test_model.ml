@@ -1,4 +1,4 @@
-(* Model-based random test of the core API (issue: core library).
+(* Model-based random test of the core API.
 
    OCaml drives many roots through the C stubs and keeps, for each live
    root, a description of the value it must hold. The values themselves
@@ -90,6 +90,7 @@ let allocate_garbage () =
 let () =
   Random.init seed;
   Printf.printf "test_model: %d operations, seed %d\n%!" ops seed;
+  let invariant_checks = ref 0 in
   let modifies = ref 0 and remote = ref 0 in
   for op = 1 to ops do
     let i = Random.int nslots in
@@ -126,6 +127,8 @@ let () =
           verify_slot i s));
     allocate_garbage ();
     if Random.int 2_000 = 0 then Gc.minor ();
+    (* The test build also checks the rings' invariants at every scan. *)
+    if op mod 1_000 = 0 && check_invariants () then incr invariant_checks;
     if op mod 100_000 = 0 then begin
       verify_all ();
       let st = stats () in
@@ -158,6 +161,7 @@ let () =
   check (st.roots_alive = 0) "all deleted, but %d roots alive" st.roots_alive;
   check (st.slots_in_use = 0) "all deleted and collected, but %d slots in use" st.slots_in_use;
   print_stats ();
-  Printf.printf "test_model: %d gets checked, %d modifies, %d remote deletes\n"
-    !checked_gets !modifies !remote;
+  Printf.printf "test_model: %d gets checked, %d modifies, %d remote deletes, \
+                 %d invariant checks\n"
+    !checked_gets !modifies !remote !invariant_checks;
   finish "test_model"

@@ -1,4 +1,4 @@
-(* Statistics are exact (issue 6): a scenario whose every count is known
+(* Statistics are exact: a scenario whose every count is known
    in advance, checked field by field through the OCaml module Boxroot
    after each step. Single domain; test_stats_domains.ml covers domains.
 

@@ -1,4 +1,4 @@
-(* Stress test (issue 3): roots crossing domains and threads.
+(* Stress test: roots crossing domains and threads.
 
    Several domains (OCaml 5; one on OCaml 4.14), each running several
    systhreads ("workers"), create roots, check them, modify and delete

@@ -18,6 +18,7 @@
 //!
 //! Feature `debug`: the debug build instead (dune's `boxroot.debug`):
 //! every operation checked, a misuse aborts with a message (boxroot/debug.c).
+//! Feature `testing`: the test build (dune's `boxroot_testing`).
 //!
 //! Feature `link-ocaml-runtime-and-dummy-program`: a Rust program that
 //! starts OCaml itself (`caml_startup`) needs, besides the runtime
@@ -148,6 +149,11 @@ fn bundle_boxroot(ocaml_where: &Path, debug: bool) {
     if debug {
         build.flag("-g").define("BOXROOT_DEBUG", None);
     }
+    // Feature `testing`: the test build of the library (invariant checks
+    // and test-only entry points, boxroot/testing.h).
+    if env::var_os("CARGO_FEATURE_TESTING").is_some() {
+        build.define("BOXROOT_TESTING", None);
+    }
     build.compile("ocaml-boxroot");
     println!("cargo:rustc-link-lib=pthread");
     // For dependents' build scripts: DEP_OCAML_BOXROOT_INCLUDE.
@@ -184,8 +190,49 @@ fn link_runtime_and_dummy_program(ocaml_where: &Path) {
     }
 }
 
+/// Writes `$OUT_DIR/stats.rs`, the `Stats` struct, from the counter list
+/// of `boxroot_stats.h` (`BOXROOT_STATS_FIELDS`: lines `X(name, "doc")`),
+/// the one definition of the statistics.
+fn generate_stats() {
+    let header = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap())
+        .join(BOXROOT_C_DIR)
+        .join("boxroot_stats.h");
+    println!("cargo:rerun-if-changed={}", header.display());
+    let text = std::fs::read_to_string(&header)
+        .unwrap_or_else(|e| panic!("cannot read {}: {}", header.display(), e));
+    let mut out = String::from(
+        "/// Statistics of the C library (`struct boxroot_stats` of\n\
+         /// `boxroot_stats.h`, from which this struct is generated), read by\n\
+         /// [`boxroot_get_stats`].\n///\n\
+         /// Not part of crates.io's `ocaml-boxroot-sys` 0.4: an extension of this\n\
+         /// implementation, only available when linked with this repository's C\n\
+         /// library.\n\
+         #[repr(C)]\n#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]\n\
+         pub struct Stats {\n",
+    );
+    let mut count = 0;
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("X(") {
+            let (name, rest) = rest.split_once(',').expect("X(name, \"doc\")");
+            let doc = rest.split('"').nth(1).expect("X(name, \"doc\")");
+            out.push_str(&format!(
+                "    /// {}.\n    pub {}: core::ffi::c_long,\n",
+                doc,
+                name.trim()
+            ));
+            count += 1;
+        }
+    }
+    assert!(count > 0, "no statistics field found in {}", header.display());
+    out.push_str("}\n");
+    let dest = PathBuf::from(env::var("OUT_DIR").unwrap()).join("stats.rs");
+    std::fs::write(dest, out).unwrap();
+}
+
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    generate_stats();
     let bundle = env::var_os("CARGO_FEATURE_BUNDLE_BOXROOT").is_some();
     let link_runtime = env::var_os("CARGO_FEATURE_LINK_OCAML_RUNTIME_AND_DUMMY_PROGRAM").is_some();
     if !bundle && !link_runtime {

@@ -68,7 +68,7 @@ value debug_get_at_offset(value r, value offset)
 /* boxroot_get on a word of the header of `r`'s pool. */
 value debug_get_in_header(value r)
 {
-  uintptr_t pool = (uintptr_t)to_root(r) & ~(BOXROOT_POOL_SIZE - 1);
+  uintptr_t pool = (uintptr_t)to_root(r) & ~(BOXROOT__POOL_SIZE - 1);
   boxroot at = (boxroot)(pool + 2 * sizeof(void *));
   announce(at);
   return boxroot_get(at);

@@ -1,4 +1,4 @@
-(* The debug build reports each kind of misuse (issue 6).
+(* The debug build reports each kind of misuse.
 
    Run without arguments, this program runs itself once per case below,
    as `test_debug.exe CASE`. The child performs the misuse, after

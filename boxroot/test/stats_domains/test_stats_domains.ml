@@ -1,4 +1,4 @@
-(* Statistics across domains (issue 6), OCaml 5 only: deletions from
+(* Statistics across domains, OCaml 5 only: deletions from
    another domain are counted as such and collected by the owner, and the
    pools of a terminated domain are adopted, with their roots intact. *)
 open Boxroot_test

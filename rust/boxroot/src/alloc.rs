@@ -1,4 +1,4 @@
-//! Allocation on the OCaml heap: functions of kind RW (seed 000 §4.7).
+//! Allocation on the OCaml heap: functions of kind RW (the Boxroot paper, §4.7).
 //!
 //! Each takes `&'a mut Runtime`, since allocating may run the GC, and
 //! returns a `Value<'a>`. Values passed in are `ValueRef`s, read only after

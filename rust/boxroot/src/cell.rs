@@ -1,4 +1,4 @@
-//! OCaml values with reference semantics (seed 000 §4.6): `ValueCell`, a
+//! OCaml values with reference semantics (the Boxroot paper, §4.6): `ValueCell`, a
 //! memory cell holding a value, and `ValueRef<'a> = &'a ValueCell`.
 //!
 //! Invariants:

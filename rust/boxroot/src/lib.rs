@@ -1,5 +1,5 @@
 //! Safe OCaml GC roots for Rust, after the caller-roots discipline of the
-//! Boxroot paper (seed 000, §4), on this repository's boxroot C library.
+//! Boxroot paper (§4), on this repository's boxroot C library.
 //!
 //! The OCaml GC may move or free any heap value whenever it runs, that is,
 //! at any allocation. This crate turns that rule into Rust borrows:
@@ -116,7 +116,7 @@ pub use value::{val_long, Value};
 /// Why: a function `h<'a>(gc: &'a mut Runtime, ...) -> Value<'a>` returns a
 /// value that Rust sees as borrowing `gc` *mutably*, so `gc` cannot even be
 /// read while the value is alive, e.g. to root the value or to pass it to a
-/// read-only function (seed 000 §4.9.1, "return-value pollution"). This
+/// read-only function (the Boxroot paper, §4.9.1, "return-value pollution"). This
 /// macro ends the mutable borrow and re-borrows `gc` immutably for the
 /// result, as §4.9.1 suggests. The result is still invalidated by the next
 /// allocation, which needs `&mut Runtime` again.

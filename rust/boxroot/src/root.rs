@@ -1,4 +1,4 @@
-//! Roots (seed 000 §4.5): an owned boxroot, a smart pointer to a cell that
+//! Roots (the Boxroot paper, §4.5): an owned boxroot, a smart pointer to a cell that
 //! the OCaml GC treats as a root.
 //!
 //! Invariants:

@@ -1,4 +1,4 @@
-//! The runtime capability (seed 000 §4.3): a token that stands for holding
+//! The runtime capability (the Boxroot paper, §4.3): a token that stands for holding
 //! the OCaml domain lock on the current thread.
 //!
 //! Invariants:

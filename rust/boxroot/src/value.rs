@@ -1,4 +1,4 @@
-//! Non-rooted OCaml values (seed 000 §4.4): the C type `value`, with a
+//! Non-rooted OCaml values (the Boxroot paper, §4.4): the C type `value`, with a
 //! lifetime that borrows the runtime capability.
 //!
 //! Invariant: a `Value<'a>` is always safe to read: it is an immediate, a

@@ -10,7 +10,7 @@ use std::thread;
 
 extern "C" {
     // boxroot/testing.h: makes the C library's pool allocations fail.
-    fn boxroot_testing_fail_pool_allocations_after(n: std::os::raw::c_long);
+    fn boxroot__testing_fail_pool_allocations_after(n: std::os::raw::c_long);
 }
 
 const MANY: usize = 20_000;
@@ -248,7 +248,7 @@ fn panics_leak_no_root(gc: &mut Runtime) {
 fn allocation_failure_is_an_error(gc: &mut Runtime) {
     let base = alive(gc);
     let mut roots = Vec::new();
-    unsafe { boxroot_testing_fail_pool_allocations_after(0) };
+    unsafe { boxroot__testing_fail_pool_allocations_after(0) };
     let failure = loop {
         match Root::try_create(gc, val_long(roots.len() as isize)) {
             Ok(r) => roots.push(r),
@@ -271,7 +271,7 @@ fn allocation_failure_is_an_error(gc: &mut Runtime) {
         "panic message: {}",
         message
     );
-    unsafe { boxroot_testing_fail_pool_allocations_after(-1) };
+    unsafe { boxroot__testing_fail_pool_allocations_after(-1) };
     // Nothing was lost on the way.
     gc.full_major();
     for (i, r) in roots.iter().enumerate() {

@@ -1,0 +1,219 @@
+/* What the inline fast paths of boxroot.h need. NOT API: the names here
+   (prefix `boxroot__` / `BOXROOT__`) may change with any release, and a
+   program must not use them. Installed only because boxroot.h's inline
+   functions are compiled into the program.
+
+   Roots live in pools of BOXROOT__POOL_SIZE bytes aligned to their size,
+   so that a root's address gives its pool by masking. Each domain
+   allocates from its own current pool (its alloc cursor); a pool's free
+   slots form a list that ends with the pool's own address. The slow paths
+   (pool.c, domain.c, remote.c) keep these invariants:
+   - a domain's cursor points to a young pool owned by that domain, or to
+     `boxroot__empty_pool`, whose free list is always empty;
+   - `owner` is the id of the domain that may change the pool's free list
+     without synchronisation, or BOXROOT__NO_OWNER (never a domain id);
+     `owner_key` is that domain's key (ocaml_compat.h), or
+     BOXROOT__NO_OWNER_KEY, which is neither NULL nor a domain's key;
+   - a young pool (`cls == BOXROOT__CLASS_YOUNG`) is scanned at every
+     minor collection; any other pool holds no young value.
+
+   Layout check: the exported symbols that these inline functions use are
+   named after the layout they were compiled against (BOXROOT__LAYOUT), so
+   a program compiled with another pool size than the library, or against
+   another version's layout, fails to link instead of running with wrong
+   masks. */
+#ifndef BOXROOT_INTERNAL_H
+#define BOXROOT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <caml/mlvalues.h>
+#include "atomics.h"
+#include "ocaml_compat.h"
+#include "tunables.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bump BOXROOT__LAYOUT_VERSION whenever a structure below changes. */
+#define BOXROOT__LAYOUT_VERSION 1
+#define BOXROOT__PASTE4(a, b, c, d) a##b##c##d
+#define BOXROOT__LAYOUT_NAME(name, version, pool_log) \
+  BOXROOT__PASTE4(name, _layout, version, _pool##pool_log)
+#define BOXROOT__LAYOUT_NAME_(name, version, pool_log) \
+  BOXROOT__LAYOUT_NAME(name, version, pool_log)
+#define BOXROOT__LAYOUT(name) \
+  BOXROOT__LAYOUT_NAME_(name, BOXROOT__LAYOUT_VERSION, BOXROOT_POOL_LOG_SIZE)
+
+#define boxroot__alloc_cursor BOXROOT__LAYOUT(boxroot__alloc_cursor)
+#define boxroot__create_slow BOXROOT__LAYOUT(boxroot__create_slow)
+#define boxroot__delete_local_slow BOXROOT__LAYOUT(boxroot__delete_local_slow)
+#define boxroot__delete_remote BOXROOT__LAYOUT(boxroot__delete_remote)
+#define boxroot__modify_slow BOXROOT__LAYOUT(boxroot__modify_slow)
+
+#define BOXROOT__POOL_SIZE ((uintptr_t)1 << BOXROOT_POOL_LOG_SIZE)
+#define BOXROOT__MAX_DOMAINS 4096 /* = OCaml 5's Max_domains_max */
+#define BOXROOT__CACHE_LINE 64
+#define BOXROOT__NO_OWNER (-2)
+#define BOXROOT__NO_OWNER_KEY ((void const *)boxroot__alloc_cursor)
+#define BOXROOT__CLASS_YOUNG 0
+/* A pool is "low" when it holds at most BOXROOT__LOW_COUNT roots (about
+   half of its slots, see pool.h). A power of two, so that one test in
+   boxroot_delete catches both events that may move a pool: the count
+   dropping to BOXROOT__LOW_COUNT, and to 0. */
+#define BOXROOT__LOW_COUNT ((int)(BOXROOT__POOL_SIZE / 16)) /* 1024 */
+
+#if defined(__GNUC__)
+#define BOXROOT__LIKELY(e) __builtin_expect(!!(e), 1)
+#define BOXROOT__UNLIKELY(e) __builtin_expect(!!(e), 0)
+#else
+#define BOXROOT__LIKELY(e) (e)
+#define BOXROOT__UNLIKELY(e) (e)
+#endif
+
+/* A pool's `counts`: the low BOXROOT__COUNT_BITS bits are the slots in
+   use (including delayed frees), the bits above count every creation in
+   the pool, for the statistics. One add in boxroot_create updates both;
+   deletions subtract 1, and a pool never holds 2^BOXROOT__COUNT_BITS
+   slots (pool.c), so the low part never borrows from the high one. */
+#define BOXROOT__COUNT_BITS 16
+#define BOXROOT__ONE_CREATION (((uint64_t)1 << BOXROOT__COUNT_BITS) + 1)
+
+/* The part of a pool's header that the fast paths use. */
+struct boxroot__pool_hot {
+  void **free_list;     /* first free slot; the pool itself when none */
+  uint64_t counts;      /* slots in use | creations (above) */
+  int32_t owner;        /* read by any thread: relaxed atomic access */
+  int32_t cls;          /* read by any domain: relaxed atomic access */
+  void const *owner_key; /* read by any thread: relaxed atomic access */
+};
+
+/* Written only by the thread holding domain d's lock. */
+struct boxroot__alloc_cursor {
+  struct boxroot__pool_hot *pool;
+  /* Statistics: deletions of roots of other domains' pools by this
+     domain. Creations are counted in the pools (`counts`), local
+     deletions derived (boxroot_get_stats). */
+  long deleted_remote;
+  char padding[BOXROOT__CACHE_LINE - sizeof(void *) - sizeof(long)]; /* a line each */
+};
+
+extern struct boxroot__alloc_cursor boxroot__alloc_cursor[BOXROOT__MAX_DOMAINS];
+
+boxroot boxroot__create_slow(value v);
+void boxroot__delete_local_slow(struct boxroot__pool_hot *pool);
+void boxroot__delete_remote(boxroot r);
+bool boxroot__modify_slow(boxroot *r, value v);
+
+/* Checked entry points (debug.c): every call validates its argument.
+   debug.c itself defines BOXROOT__DEBUG_IMPLEMENTATION instead of
+   BOXROOT_DEBUG: it sees these declarations, and builds the checked
+   operations on the unchecked fast paths below. */
+#if defined(BOXROOT_DEBUG) || defined(BOXROOT__DEBUG_IMPLEMENTATION)
+value boxroot__debug_get(boxroot r);
+value const *boxroot__debug_get_ref(boxroot r);
+void boxroot__debug_delete(boxroot r);
+bool boxroot__debug_modify(boxroot *r, value v);
+boxroot boxroot__debug_create(value v);
+#endif
+
+static inline struct boxroot__pool_hot *boxroot__pool_of(boxroot r)
+{
+  return (struct boxroot__pool_hot *)((uintptr_t)r & ~(BOXROOT__POOL_SIZE - 1));
+}
+
+static inline boxroot boxroot_create(value v)
+{
+#ifdef BOXROOT_DEBUG
+  return boxroot__debug_create(v);
+#else
+  /* Where the current pool of the domain whose lock this thread holds is
+     kept, or NULL if it holds none (ocaml_compat.h). */
+  struct boxroot__pool_hot *const *cursor = boxroot__compat_locked_cursor();
+  if (BOXROOT__LIKELY(cursor != NULL)) {
+    struct boxroot__pool_hot *pool = *cursor;
+    void **slot = pool->free_list;
+    if (BOXROOT__LIKELY(slot != (void **)pool)) {
+      pool->free_list = (void **)*slot;
+      pool->counts += BOXROOT__ONE_CREATION;
+      *(value *)slot = v;
+      return (boxroot)slot;
+    }
+  }
+  return boxroot__create_slow(v);
+#endif
+}
+
+static inline value boxroot_get(boxroot r)
+{
+#ifdef BOXROOT_DEBUG
+  return boxroot__debug_get(r);
+#else
+  return *(value const *)r;
+#endif
+}
+
+static inline value const *boxroot_get_ref(boxroot r)
+{
+#ifdef BOXROOT_DEBUG
+  return boxroot__debug_get_ref(r);
+#else
+  return (value const *)r;
+#endif
+}
+
+static inline void boxroot_delete(boxroot r)
+{
+#ifdef BOXROOT_DEBUG
+  boxroot__debug_delete(r);
+#else
+  struct boxroot__pool_hot *pool = boxroot__pool_of(r);
+  void const *key = boxroot__compat_lock_key();
+  /* NULL (no lock) is never an owner's key, BOXROOT__NO_OWNER_KEY no
+     domain's. */
+  if (BOXROOT__LIKELY(key == boxroot__load(&pool->owner_key, RELAXED))) {
+    void **slot = (void **)r;
+    *slot = (void *)pool->free_list;
+    pool->free_list = slot;
+    uint64_t n = --pool->counts;
+    /* Becoming low, or empty (the count is 0 or BOXROOT__LOW_COUNT: pools
+       hold fewer than 2 * BOXROOT__LOW_COUNT slots): the pool may move,
+       unless it is the current pool, which stays where it is. */
+    if (BOXROOT__UNLIKELY((n & (BOXROOT__LOW_COUNT - 1)) == 0)
+        && boxroot__alloc_cursor[boxroot__compat_key_domain(key)].pool != pool)
+      boxroot__delete_local_slow(pool);
+  } else {
+    boxroot__delete_remote(r);
+  }
+#endif
+}
+
+static inline bool boxroot_modify(boxroot *r, value v)
+{
+#ifdef BOXROOT_DEBUG
+  return boxroot__debug_modify(r, v);
+#else
+  /* Shaped like the optimised caml_modify write barrier ("Making mutable
+     state faster: optimizing the caml_modify write barrier"): the cheap
+     tests first. A young pool is scanned at the next minor collection
+     anyway, and an old pool may hold any value that is not young. Only a
+     young value going into an old pool needs the slow path, which moves
+     the root to a young pool: at most once per minor cycle, since the new
+     pool is young. */
+  boxroot root = *r; /* read once: the atomic load below would force a reload */
+  struct boxroot__pool_hot *pool = boxroot__pool_of(root);
+  if (BOXROOT__UNLIKELY(boxroot__compat_locked_domain() < 0)
+      || BOXROOT__UNLIKELY(boxroot__load(&pool->cls, RELAXED) != BOXROOT__CLASS_YOUNG
+                           && boxroot__compat_is_young(v)))
+    return boxroot__modify_slow(r, v);
+  *(value *)root = v;
+  return true;
+#endif
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BOXROOT_INTERNAL_H */

@@ -1,0 +1,149 @@
+/* OCaml 4.14: the runtime's hooks, and tracking who holds the master lock
+   (ocaml_compat.h states the tracking protocol and its known gaps).
+
+   One domain, scanned by the thread holding the master lock. The scan
+   hook tells minor from major scans by the scanning action: only the
+   minor collection passes caml_oldify_one; the major cycle start
+   (caml_darken) and compaction (caml_invert_root, which must see each
+   root exactly once) go through caml_do_roots. */
+#define _GNU_SOURCE /* pthread_getattr_np */
+#define CAML_INTERNALS
+#define CAML_NAME_SPACE
+#include "boxroot.h"
+
+#if !BOXROOT_MULTICORE
+#include <pthread.h>
+#include <caml/signals.h>
+
+void boxroot__compat_point_thread_cursor(int id)
+{
+  (void)id; /* one domain: boxroot_create reads its cursor directly */
+}
+
+/* Lock tracking (protocol in ocaml_compat.h). The epochs and hook
+   pointers are written only by the thread holding the master lock; a
+   thread reads its own epoch, and the global ones, which change only
+   while it does not hold the lock and therefore does not rely on them. */
+__thread int boxroot__compat_thread_epoch; /* 0: never seen by our hooks */
+int boxroot__compat_lock_epoch;            /* 0 before setup, then >= 1 */
+#define RELEASED_THROUGH_OUR_HOOK (-1)
+
+/* This thread's stack, [lo, hi); lo = hi = 0 until known. */
+static __thread uintptr_t stack_lo, stack_hi;
+
+static int in_my_stack(void const *p)
+{
+  if (stack_hi == 0) {
+    pthread_attr_t attr;
+    void *base;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) return 0;
+    int ok = pthread_attr_getstack(&attr, &base, &size) == 0;
+    pthread_attr_destroy(&attr);
+    if (!ok) return 0;
+    stack_lo = (uintptr_t)base;
+    stack_hi = (uintptr_t)base + size;
+  }
+  return (uintptr_t)p >= stack_lo && (uintptr_t)p < stack_hi;
+}
+
+/* Whether the runtime's own record of the lock holder is this thread.
+   systhreads restores, at every acquisition (through any path), the
+   holder's top of stack (native code) or its interpreter's exception
+   buffer (bytecode), both in the holder's stack; the other is NULL. */
+static int runtime_says_i_hold_the_lock(void)
+{
+  void const *holder_mark = Caml_state_field(top_of_stack);
+  if (holder_mark == NULL) holder_mark = Caml_state_field(external_raise);
+  return holder_mark != NULL && in_my_stack(holder_mark);
+}
+
+static void (*previous_scan_hook)(scanning_action);
+static void (*previous_enter_blocking)(void);
+static void (*previous_leave_blocking)(void);
+
+void boxroot__compat_enter_blocking_hook(void)
+{
+  boxroot__compat_thread_epoch = RELEASED_THROUGH_OUR_HOOK;
+  previous_enter_blocking();
+}
+
+static void leave_blocking_hook(void)
+{
+  previous_leave_blocking();
+  boxroot__compat_thread_epoch = boxroot__compat_lock_epoch;
+}
+
+static int blocking_hooks_are_ours(void)
+{
+  return caml_enter_blocking_section_hook == boxroot__compat_enter_blocking_hook
+      && caml_leave_blocking_section_hook == leave_blocking_hook;
+}
+
+/* Puts our blocking-section hooks on top of the current ones, and records
+   that the calling thread, which must hold the master lock, holds it. */
+static void install_blocking_hooks(void)
+{
+  if (!blocking_hooks_are_ours()) {
+    if (caml_enter_blocking_section_hook != boxroot__compat_enter_blocking_hook) {
+      previous_enter_blocking = caml_enter_blocking_section_hook;
+      caml_enter_blocking_section_hook = boxroot__compat_enter_blocking_hook;
+    }
+    if (caml_leave_blocking_section_hook != leave_blocking_hook) {
+      previous_leave_blocking = caml_leave_blocking_section_hook;
+      caml_leave_blocking_section_hook = leave_blocking_hook;
+    }
+    /* Void the epochs of threads that may have released the lock
+       through the hooks that replaced ours. */
+    boxroot__compat_lock_epoch++;
+  }
+  boxroot__compat_thread_epoch = boxroot__compat_lock_epoch;
+}
+
+/* The hooks miss the acquisitions of threads that were already waiting
+   for the lock in systhreads' hook when ours were installed (and these
+   threads keep the lock through Thread.yield): ask the runtime, unless
+   this thread released the lock through our hook since. The runtime's
+   record is stale while the lock is free after a release: trusted only
+   for releases that bypassed our enter hook, i.e. at thread exit (the gap
+   in ocaml_compat.h), before setup, or through systhreads' hook before
+   ours were taken back. There only a caller that does not hold the lock,
+   against the API's rule, would be misjudged. */
+int boxroot__compat_lock_held_slow(void)
+{
+  if (boxroot__compat_locked_domain() >= 0) return 1;
+  if (boxroot__compat_thread_epoch == RELEASED_THROUGH_OUR_HOOK
+      && blocking_hooks_are_ours()) return 0;
+  if (!runtime_says_i_hold_the_lock()) return 0;
+  if (boxroot_status() == BOXROOT_RUNNING) install_blocking_hooks();
+  return 1;
+}
+
+static void scan_hook(scanning_action f)
+{
+  if (previous_scan_hook != NULL) previous_scan_hook(f);
+  /* The GC runs on the thread that holds the lock: a safe point to take
+     the blocking-section hooks back if systhreads replaced them. */
+  if (!blocking_hooks_are_ours()) install_blocking_hooks();
+  /* The minor collection is the only caller with caml_oldify_one; the
+     others (major cycle start, compaction) need every root once. */
+  boxroot__scan_domain(0, (boxroot__scanner){ f }, f == caml_oldify_one);
+}
+
+void boxroot__compat_install_hooks(void)
+{
+  previous_scan_hook = caml_scan_roots_hook;
+  caml_scan_roots_hook = scan_hook;
+  install_blocking_hooks();
+}
+
+void boxroot__compat_remove_hooks(void)
+{
+  if (caml_scan_roots_hook == scan_hook) caml_scan_roots_hook = previous_scan_hook;
+  if (caml_enter_blocking_section_hook == boxroot__compat_enter_blocking_hook)
+    caml_enter_blocking_section_hook = previous_enter_blocking;
+  if (caml_leave_blocking_section_hook == leave_blocking_hook)
+    caml_leave_blocking_section_hook = previous_leave_blocking;
+}
+
+#endif /* !BOXROOT_MULTICORE */

@@ -1,0 +1,67 @@
+/* OCaml 5: the runtime's hooks and the per-thread cursor cache
+   (ocaml_compat.h says what differs from OCaml 4.14, and why).
+
+   The root-scanning hook runs once per domain at every minor collection
+   and at the start of every major cycle (and for compaction), always in
+   a stop-the-world section, on the domain's own thread or on its backup
+   thread while the domain is in a blocking section: either way on behalf
+   of the domain whose roots it scans (scan.c). The termination hook runs
+   on the terminating domain, lock held, before its last minor collection
+   (domain.h says what that implies). */
+#define CAML_INTERNALS
+#define CAML_NAME_SPACE
+#include "boxroot.h"
+
+#if BOXROOT_MULTICORE
+#include <caml/domain.h>
+#include "domain.h"
+
+static struct boxroot__pool_hot *const no_pool = &boxroot__empty_pool;
+__thread struct boxroot__thread_cursor boxroot__thread_cursor
+  __attribute__((tls_model("initial-exec"))) = {
+  .key = BOXROOT__NO_OWNER_KEY, .pool = &no_pool,
+};
+
+void boxroot__compat_point_thread_cursor(int id)
+{
+  boxroot__thread_cursor.key = boxroot__compat_lock_key();
+  boxroot__thread_cursor.pool = &boxroot__alloc_cursor[id].pool;
+}
+
+static scan_roots_hook previous_scan_hook;
+static caml_timing_hook previous_terminated_hook;
+
+static void scan_hook(scanning_action f, scanning_action_flags flags,
+                      void *data, caml_domain_state *domain)
+{
+  if (previous_scan_hook != NULL) previous_scan_hook(f, flags, data, domain);
+  boxroot__scan_domain(domain->id, (boxroot__scanner){ f, data },
+                       (flags & SCANNING_ONLY_YOUNG_VALUES) != 0);
+}
+
+/* The other domains adopt the orphans in the terminating domain's last
+   minor collection, while the terminating one adopts none (domain.h). */
+static void terminated_hook(void)
+{
+  if (previous_terminated_hook != NULL) previous_terminated_hook();
+  if (boxroot_status() != BOXROOT_RUNNING) return;
+  boxroot__domain_terminate(Caml_state->id);
+}
+
+void boxroot__compat_install_hooks(void)
+{
+  previous_scan_hook = boxroot__exchange(&caml_scan_roots_hook, scan_hook, SEQ_CST);
+  previous_terminated_hook =
+    boxroot__exchange(&caml_domain_terminated_hook, terminated_hook, SEQ_CST);
+}
+
+void boxroot__compat_remove_hooks(void)
+{
+  scan_roots_hook mine = scan_hook;
+  boxroot__cas_strong(&caml_scan_roots_hook, &mine, previous_scan_hook, SEQ_CST);
+  caml_timing_hook mine_t = terminated_hook;
+  boxroot__cas_strong(&caml_domain_terminated_hook, &mine_t, previous_terminated_hook,
+                      SEQ_CST);
+}
+
+#endif /* BOXROOT_MULTICORE */

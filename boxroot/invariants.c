@@ -1,0 +1,81 @@
+/* The ring walker of test builds (invariants.h). */
+#ifdef BOXROOT_TESTING
+#include <stdio.h>
+#include <stdlib.h>
+#include "domain.h"
+#include "invariants.h"
+#include "testing.h"
+
+_Noreturn void boxroot__invariant_failed(char const *what, char const *file, int line)
+{
+  fprintf(stderr, "boxroot: invariant broken at %s:%d: %s\n", file, line, what);
+  fflush(stderr);
+  abort();
+}
+
+#define CHECK(e) BOXROOT__ASSERT(e)
+
+/* pool.h: free slots link inside the pool below `fresh`; the free list
+   and the allocated slots (delayed frees included) partition the slots
+   handed out. */
+static void check_pool(pool *p)
+{
+  CHECK(p->fresh >= p->slots && p->fresh <= pool_end(p));
+  CHECK((p->fresh - p->slots) % SLOTS_PER_LINE == 0);
+  int handed_out = (int)(p->fresh - p->slots), free_slots = 0;
+  for (void **s = p->hot.free_list; s != (void **)p; s = (void **)*s) {
+    CHECK(s >= p->slots && s < p->fresh);
+    CHECK(pool_slot_is_free(p, *s));
+    CHECK(++free_slots <= handed_out);
+  }
+  CHECK(pool_alloc_count(p) + free_slots == handed_out);
+}
+
+/* domain.h: each ring is a well-linked circle of pools of its class owned
+   by `d`; old pools with few roots come first; only the current pool may
+   be empty on a scanned ring; the free ring counts its pools. */
+static int check_ring(struct boxroot_domain *d, int cls, pool *current)
+{
+  pool *head = *domain_ring(d, cls);
+  int length = 0, seen_high = 0;
+  if (head == NULL) return 0;
+  pool *p = head;
+  do {
+    CHECK(p->next->prev == p && p->prev->next == p);
+    CHECK(boxroot__load(&p->hot.cls, RELAXED) == cls);
+    CHECK(boxroot__load(&p->hot.owner, RELAXED) == d->id);
+    CHECK(boxroot__load(&p->hot.owner_key, RELAXED) == d->key);
+    check_pool(p);
+    int count = pool_alloc_count(p);
+    if (cls != CLASS_FREE && p != current) CHECK(count > 0);
+    if (cls == CLASS_FREE) CHECK(count == 0);
+    if (cls == CLASS_OLD) {
+      if (count >= POOL_LOW_MARK) seen_high = 1;
+      else CHECK(!seen_high);
+    }
+    length++;
+    p = p->next;
+  } while (p != head);
+  return length;
+}
+
+void boxroot__check_domain(struct boxroot_domain *d)
+{
+  if (d == NULL) return;
+  pool *current = domain_current_pool(d);
+  if (current != NULL) CHECK(d->young == current);
+  check_ring(d, CLASS_YOUNG, current);
+  check_ring(d, CLASS_OLD, current);
+  CHECK(check_ring(d, CLASS_FREE, current) == d->free_count);
+  CHECK(d->free_count <= BOXROOT_FREE_POOLS_KEPT);
+}
+
+int boxroot__testing_check_invariants(void)
+{
+  int id = boxroot__compat_locked_domain();
+  if (id < 0 || boxroot_status() != BOXROOT_RUNNING) return 0;
+  boxroot__check_domain(boxroot__domains[id]);
+  return 1;
+}
+
+#endif /* BOXROOT_TESTING */

@@ -1,0 +1,68 @@
+/* Every compile-time tunable of boxroot, in one place.
+
+   Each is overridable with -D when the library is built (bench/tune.py
+   sweeps them that way: one `#define BOXROOT_<NAME> <value>` per tunable,
+   the format it reads its defaults from). The measurements behind each
+   default are in bench/results/tune/README.md, under the tunable's name.
+
+   BOXROOT_POOL_LOG_SIZE is also part of the layout that the inline fast
+   paths of the public header are compiled against: a program compiled
+   with another value than the library fails to link (boxroot_internal.h,
+   BOXROOT__LAYOUT), instead of masking addresses wrongly. */
+#ifndef BOXROOT_TUNABLES_H
+#define BOXROOT_TUNABLES_H
+
+/* log2 of a pool's size in bytes. 16 KiB, the Boxroot paper's pool size
+   (§3.2): 8 KiB costs 10-20% on globroots and on create+delete with 10^6
+   roots; 64 KiB scans a little faster but costs create+delete 5-7% and 4x
+   the memory of a domain holding few roots. Swept: 13..16. */
+#ifndef BOXROOT_POOL_LOG_SIZE
+#define BOXROOT_POOL_LOG_SIZE 14
+#endif
+
+/* Slots threaded onto a fresh pool's free list at a time (a multiple of
+   the slots of a cache line): creations take the slow path once per
+   batch, minor scans read at most a batch of never-used slots. 32..256
+   differ by less than the noise; 256 reads 11% more slots. */
+#ifndef BOXROOT_FRESH_BATCH
+#define BOXROOT_FRESH_BATCH 128
+#endif
+
+/* Empty pools a domain keeps before giving them back to the chunk
+   allocator, to absorb a burst of creations after a collection without
+   taking the chunk lock. 0 costs create+delete 21-23% at 10^5..10^6 roots;
+   2, 8 and 32 do not differ. */
+#ifndef BOXROOT_FREE_POOLS_KEPT
+#define BOXROOT_FREE_POOLS_KEPT 8
+#endif
+
+/* log2 of the address space reserved with one mmap (at least 21, the
+   page table's region). 2 MiB makes major scans 7-8% slower per slot;
+   16 MiB changes nothing measurable. */
+#ifndef BOXROOT_CHUNK_LOG_SIZE
+#define BOXROOT_CHUNK_LOG_SIZE 22
+#endif
+
+/* Free pools the chunk allocator keeps committed; beyond, their memory
+   goes back to the OS. 256 re-creates 10^6 roots 10% faster but holds
+   4 MiB; 16 is 3-11% slower. */
+#ifndef BOXROOT_FREE_POOLS_COMMITTED_MAX
+#define BOXROOT_FREE_POOLS_COMMITTED_MAX 64
+#endif
+
+/* How far ahead of the scanning loops memory is requested, in slots. A
+   major scan of many pools is bound by memory: at 10^7 roots, no prefetch
+   takes 26-31 ms per major cycle, 256 slots 15-17 ms (16..512 swept). */
+#ifndef BOXROOT_SCAN_PREFETCH_SLOTS
+#define BOXROOT_SCAN_PREFETCH_SLOTS 256
+#endif
+
+/* Chunks are advised MADV_HUGEPAGE once this many exist; 0 = never
+   (BOXROOT_HUGE_PAGES=N in the environment overrides it). Off: no
+   reliable gain on bench/micro, and huge pages make returning memory
+   coarser (bench/micro/README.md). */
+#ifndef BOXROOT_HUGE_PAGES_DEFAULT_THRESHOLD
+#define BOXROOT_HUGE_PAGES_DEFAULT_THRESHOLD 0
+#endif
+
+#endif /* BOXROOT_TUNABLES_H */
