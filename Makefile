@@ -13,7 +13,7 @@ TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
 
 .PHONY: all build test test-c test-c-414 test-rust test-cpp test-tsan test-asan \
 	test-valgrind test-debug bench-micro-hugepages bench-micro-debug toolchain clean \
-	bench bench-full bench-build bench-tune test-package test-install test-clients
+	bench bench-full bench-build bench-tune test-package test-install test-clients test-matrix
 
 all: build
 
@@ -60,6 +60,12 @@ test-install:
 # (tools/test-clients.sh).
 test-clients:
 	@$(TOOLCHAIN) && tools/test-clients.sh
+
+# The C library's tests on every OCaml version tools/toolchain.sh can
+# build (4.14.0, 4.14.1, 5.1.0, 5.3.0; each built on first use, ~4 minutes,
+# then cached). MATRIX="5.1.0 5.3.0" for some of them (tools/test-matrix.sh).
+test-matrix:
+	@tools/test-matrix.sh $(MATRIX)
 
 # The C++ wrapper (cpp/boxroot.hpp), driven from OCaml (cpp/test).
 test-cpp:
