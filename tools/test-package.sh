@@ -16,6 +16,7 @@
 # `[patch.crates-io]`, as a user of a private copy would.
 # The C sources of the packaged -sys crate must be the crate's own: the
 # build script's `include` metadata must point inside the unpacked crate.
+# Last, the -sys crate's own tests run in the unpacked crate.
 #
 # Usage (OCaml toolchain on PATH): tools/test-package.sh
 # Leaves nothing behind unless BOXROOT_KEEP_TMP=1.
@@ -178,4 +179,11 @@ build_and_run() { # $1 = label (release or debug), $2... = the program's modes
 }
 build_and_run release safe raw
 build_and_run debug raw
+
+# The -sys crate's own tests, from the unpacked crate alone.
+say "cargo test in the unpacked ocaml-boxroot-sys"
+( cd "$sys" && CARGO_TARGET_DIR="$work/target-sys" \
+    cargo test --quiet --features link-ocaml-runtime-and-dummy-program ) >"$work/sys-tests" 2>&1 \
+  || { tail -30 "$work/sys-tests" >&2; fail "the unpacked crate's tests failed"; }
+grep -E '^sys: ' "$work/sys-tests" | sed 's/^/  /' || fail "no test summary"
 say "ok"
