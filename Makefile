@@ -25,7 +25,7 @@ build:
 
 # The whole test suite (what CI runs): the C library on OCaml 5.3 and 4.14,
 # the Rust and C++ bindings, and the sanitizer and valgrind passes.
-test: test-c test-c-414 test-rust test-cpp test-asan test-valgrind test-package test-install
+test: test-c test-c-414 test-rust test-cpp test-asan test-valgrind test-package test-install test-clients
 
 # The C library's tests, driven from OCaml.
 test-c:
