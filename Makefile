@@ -24,7 +24,10 @@ build:
 	@$(TOOLCHAIN) && dune build
 
 # The whole test suite (what CI runs): the C library on OCaml 5.3 and 4.14,
-# the Rust and C++ bindings, and the sanitizer and valgrind passes.
+# the Rust and C++ bindings, the sanitizer and valgrind passes, and the
+# packages as users get them (cargo package, dune install, real clients).
+# Not test-matrix: two more compilers to build would take a fresh run past
+# 30 minutes.
 test: test-c test-c-414 test-rust test-cpp test-asan test-valgrind test-package test-install test-clients
 
 # The C library's tests, driven from OCaml.
