@@ -42,9 +42,9 @@ static int check_ring(struct boxroot_domain *d, int cls, pool *current)
   pool *p = head;
   do {
     CHECK(p->next->prev == p && p->prev->next == p);
-    CHECK(boxroot__load(&p->hot.cls, RELAXED) == cls);
-    CHECK(boxroot__load(&p->hot.owner, RELAXED) == d->id);
-    CHECK(boxroot__load(&p->hot.owner_key, RELAXED) == d->key);
+    CHECK(boxroot__load(&p->shared.cls, RELAXED) == cls);
+    CHECK(boxroot__load(&p->shared.owner, RELAXED) == d->id);
+    CHECK(boxroot__load(&p->shared.owner_key, RELAXED) == d->key);
     check_pool(p);
     int count = pool_alloc_count(p);
     if (cls != CLASS_FREE && p != current) CHECK(count > 0);

@@ -2,9 +2,12 @@
 
    A pool is BOXROOT__POOL_SIZE bytes aligned to its size (chunk.c
    guarantees the alignment), so `boxroot__pool_of` finds it from any of
-   its slots. Layout: one cache line of header that only the owner writes,
-   the delayed-free area that other threads write (remote.h), then the
-   slots. The split keeps remote deletions from bouncing the owner's line.
+   its slots. Layout, in cache lines: the header that only the owner
+   writes, at every creation and local deletion; the header that other
+   threads read (owner, class: boxroot_internal.h), with the `pending`
+   flag of remote deletions; the delayed-free bitmap (remote.c); then the
+   slots. A remote deletion reads the second line and writes the bitmap,
+   never the first: it does not take the owner's line away from it.
 
    Invariants (enforced in pool.c unless said otherwise):
    - A slot is free iff it holds an address inside its own pool: free
@@ -45,8 +48,11 @@ struct pool {
     };
     char header_line[CACHE_LINE];
   };
-  /* Written by remote deleters; see remote.c for the protocol. */
-  _Alignas(CACHE_LINE) int delayed_pending;
+  /* Read by any thread; written by the owner when the pool changes
+     owner or class, and (`delayed_pending`) by remote deleters once per
+     collection: remote.c. */
+  _Alignas(CACHE_LINE) struct boxroot__pool_shared shared;
+  int delayed_pending;
   _Alignas(CACHE_LINE) uintptr_t delayed_bits[DELAYED_WORDS];
   _Alignas(CACHE_LINE) void *slots[];
 };
@@ -64,6 +70,11 @@ struct pool {
 #define SLOTS_PER_LINE (CACHE_LINE / (int)sizeof(void *))
 
 enum pool_class { CLASS_YOUNG = BOXROOT__CLASS_YOUNG, CLASS_OLD, CLASS_FREE, CLASS_NONE };
+
+static inline int32_t pool_class(pool const *p)
+{
+  return boxroot__load(&p->shared.cls, RELAXED);
+}
 
 static inline pool *pool_of_slot(void *slot)
 {
@@ -107,12 +118,12 @@ static inline void pool_free_slot(pool *p, void **slot)
 
 static inline void pool_set_owner(pool *p, int32_t owner, void const *owner_key)
 {
-  boxroot__store(&p->hot.owner, owner, RELAXED);
-  boxroot__store(&p->hot.owner_key, owner_key, RELAXED);
+  boxroot__store(&p->shared.owner, owner, RELAXED);
+  boxroot__store(&p->shared.owner_key, owner_key, RELAXED);
 }
 static inline void pool_set_class(pool *p, int32_t cls)
 {
-  boxroot__store(&p->hot.cls, cls, RELAXED);
+  boxroot__store(&p->shared.cls, cls, RELAXED);
 }
 
 #endif /* BOXROOT_POOL_H */

@@ -163,6 +163,9 @@ static void scan_major(struct boxroot_domain *d, boxroot__scanner sc)
 void boxroot__scan_domain(int id, boxroot__scanner sc, int minor)
 {
   if (boxroot_status() != BOXROOT_RUNNING) return;
+  /* First publish the deletions of other domains' roots that this domain
+     gathered, even if it owns no pool (remote.c). */
+  boxroot__remote_flush(id);
   struct boxroot_domain *d = boxroot__domain_get(id);
   /* Out of memory: it cannot own any pool. Terminated: it owns none,
      and must not adopt. */
