@@ -13,7 +13,7 @@ TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
 
 .PHONY: all build test test-c test-c-414 test-rust test-cpp test-tsan test-asan \
 	test-valgrind test-debug bench-micro-hugepages bench-micro-debug toolchain clean \
-	bench bench-full bench-build bench-tune
+	bench bench-full bench-build bench-tune test-package test-install test-clients test-matrix
 
 all: build
 
@@ -24,8 +24,11 @@ build:
 	@$(TOOLCHAIN) && dune build
 
 # The whole test suite (what CI runs): the C library on OCaml 5.3 and 4.14,
-# the Rust and C++ bindings, and the sanitizer and valgrind passes.
-test: test-c test-c-414 test-rust test-cpp test-asan test-valgrind
+# the Rust and C++ bindings, the sanitizer and valgrind passes, and the
+# packages as users get them (cargo package, dune install, real clients).
+# Not test-matrix: two more compilers to build would take a fresh run past
+# 30 minutes.
+test: test-c test-c-414 test-rust test-cpp test-asan test-valgrind test-package test-install test-clients
 
 # The C library's tests, driven from OCaml.
 test-c:
@@ -42,6 +45,30 @@ test-rust:
 	  --features link-ocaml-runtime-and-dummy-program && \
 	$(CARGO_TEST) --manifest-path rust/Cargo.toml -p boxroot && \
 	$(CARGO_TEST) --manifest-path rust/interop-test/Cargo.toml
+
+# The Rust crates as packaged (`cargo package`), unpacked outside the
+# repository and built there by a small program, release and debug
+# (tools/test-package.sh).
+test-package:
+	@$(TOOLCHAIN) && tools/test-package.sh
+
+# The OCaml library as installed (dune install --prefix into a fresh
+# directory), used by a dune project outside the repository through
+# `boxroot` and `boxroot.debug` (tools/test-install.sh).
+test-install:
+	@$(TOOLCHAIN) && tools/test-install.sh
+
+# Real clients' own tests (ocaml-interop 0.12.0, ocaml-rs 1.3.0, fetched
+# from crates.io) on our -sys crate through [patch.crates-io]
+# (tools/test-clients.sh).
+test-clients:
+	@$(TOOLCHAIN) && tools/test-clients.sh
+
+# The C library's tests on every OCaml version tools/toolchain.sh can
+# build (4.14.0, 4.14.1, 5.1.0, 5.3.0; each built on first use, ~4 minutes,
+# then cached). MATRIX="5.1.0 5.3.0" for some of them (tools/test-matrix.sh).
+test-matrix:
+	@tools/test-matrix.sh $(MATRIX)
 
 # The C++ wrapper (cpp/boxroot.hpp), driven from OCaml (cpp/test).
 test-cpp:

@@ -8,8 +8,10 @@ compares them on the benchmark programs.
     make bench-tune TUNE_ARGS="pool-size --reps 5 --callgrind"
 
 SWEEP is one of SWEEPS below (pool-size, fresh-batch, free-pools-kept,
-chunk-size, committed-max); --macro NAME --values a,b,c sweeps any other
-#ifndef-overridable constant over the default case list.
+chunk-size, committed-max, scan-prefetch), each one of the tunables of
+boxroot/tunables.h, where the current defaults are read from (one
+`#define BOXROOT_<NAME> <value>` per line); --macro NAME --values a,b,c
+sweeps any other #ifndef-overridable constant over the default case list.
 
 How: for each value, the sources (this tree's boxroot/ and bench/ as
 they are, committed or not) are copied to /tmp/boxroot-tune/<MACRO>=<v>/
@@ -30,8 +32,9 @@ case that has a small form is also run once per variant under valgrind
 the whole program's and those in boxroot's own code are reported; the
 profiles stay in /tmp/boxroot-tune/callgrind/ for callgrind_annotate.
 
-Every program runs with BENCH_STATS=1, so boxroot's statistics at exit
-(reserved memory, slots scanned) can be reported too. Progress goes to
+Every program runs with BENCH_STATS=1, so that it also prints boxroot's
+statistics at exit as the fields of a RESULT line (case=exit): reserved
+memory, slots scanned, etc. can be reported too. Progress goes to
 stderr, the Markdown tables to stdout and to --out (default
 /tmp/boxroot-tune/<sweep>.md; raw measurements beside it as .json).
 
@@ -42,12 +45,14 @@ import argparse
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import harness
+
+REPO = harness.ROOT
+TUNABLES_H = os.path.join(REPO, "boxroot", "tunables.h")
 WORK = os.environ.get("BOXROOT_TUNE_DIR", "/tmp/boxroot-tune")
 JOB_TIMEOUT_S = 600
 
@@ -55,9 +60,10 @@ JOB_TIMEOUT_S = 600
 
 # A case: one program run. `metrics` are (column label, case filter, key):
 # the value of `key` on the RESULT line whose case= contains the filter
-# (None: the first RESULT line), or a statistic from BENCH_STATS (keys
-# starting with "stat_"). `cg` is a smaller form for callgrind, or None.
-# Every metric is a cost (lower is better) except roots_per_s.
+# (None: the first RESULT line that has it), or one of STATS below,
+# computed from the statistics at exit. `cg` is a smaller form for
+# callgrind, or None. Every metric is a cost (lower is better) except
+# roots_per_s.
 
 
 def case(name, prog, args, metrics, cg=None):
@@ -128,20 +134,36 @@ CASES = {
 
 LOCAL_ALL = [f"local_{v}_{d}" for v in ("caller", "callee") for d in (1, 10, 1000)]
 
+# Sweeps: a tunable of boxroot/tunables.h, the values tried and the cases.
 SWEEPS = {
-    "pool-size": dict(macro="BOXROOT_POOL_LOG_SIZE", values=[13, 14, 15, 16], default=14,
+    "pool-size": dict(macro="BOXROOT_POOL_LOG_SIZE", values=[13, 14, 15, 16],
                       cases=["perm_count", "synthetic", "globroots"] + LOCAL_ALL
                       + ["ops", "latency_1e6", "latency_1e7"]),
-    "fresh-batch": dict(macro="FRESH_BATCH", values=[32, 64, 128, 256], default=128,
+    "fresh-batch": dict(macro="BOXROOT_FRESH_BATCH", values=[32, 64, 128, 256],
                         cases=["globroots", "local_caller_1", "local_callee_1", "ops",
                                "ops_small", "latency_1e4", "latency_1e6"]),
-    "free-pools-kept": dict(macro="FREE_POOLS_KEPT", values=[0, 2, 8, 32], default=8,
+    "free-pools-kept": dict(macro="BOXROOT_FREE_POOLS_KEPT", values=[0, 2, 8, 32],
                             cases=["ops", "ops_small", "synthetic", "latency_1e6", "parallel"]),
-    "chunk-size": dict(macro="CHUNK_LOG_SIZE", values=[21, 22, 24], default=22,
+    "chunk-size": dict(macro="BOXROOT_CHUNK_LOG_SIZE", values=[21, 22, 24],
                        cases=["ops", "latency_1e6", "latency_1e7"]),
-    "committed-max": dict(macro="FREE_POOLS_COMMITTED_MAX", values=[16, 64, 256], default=64,
+    "committed-max": dict(macro="BOXROOT_FREE_POOLS_COMMITTED_MAX", values=[16, 64, 256],
                           cases=["ops", "latency_1e6", "latency_1e7"]),
+    "scan-prefetch": dict(macro="BOXROOT_SCAN_PREFETCH_SLOTS", values=[0, 64, 256, 512],
+                          cases=["latency_1e6", "latency_1e7"]),
 }
+
+
+def tunable_defaults(path=TUNABLES_H):
+    """{BOXROOT_<NAME>: value} from the tunables header: one
+    `#define BOXROOT_<NAME> <value>` per tunable."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        sys.exit(f"tune: cannot read the tunables' defaults from {path} ({e.strerror}); "
+                 "every tunable is defined there, one `#define BOXROOT_<NAME> <value>` per line")
+    return dict(re.findall(r"^[ \t]*#[ \t]*define[ \t]+(BOXROOT_[A-Z0-9_]+)[ \t]+(\S+)", text, re.M))
+
 
 # Units: RESULT keys in ns shown in ms or us as the label says.
 SCALE = {" ms": 1e-6, " us": 1e-3, "M roots/s": 1e-6, " MiB": 1.0}
@@ -204,38 +226,35 @@ def build_variant(macro, value, progs):
 
 # ---------------------------------------------------------------- runs
 
-STATS_RES = {
-    "stat_reserved_mib": (r"boxroot: (\d+) KiB reserved", lambda v: int(v) / 1024),
-    "stat_minor_slots": (r"minor scans \((\d+) slots", int),
-    "stat_major_slots": (r"major scans \((\d+) slots", int),
+# Metrics computed from the statistics at exit (stat_<counter> fields).
+MIB = 1 << 20
+STATS = {
+    "stat_reserved_mib": lambda s: s["stat_reserved_bytes"] / MIB,
+    "stat_minor_slots": lambda s: s["stat_minor_slots_scanned"],
+    "stat_major_slots": lambda s: s["stat_major_slots_scanned"],
     # Time in the scan hook (TSC), per slot scanned: the roots' own cost,
     # without the collector's marking that a collection's duration includes.
-    "stat_major_ns_per_slot": (r"major scans \((\d+) slots, ([\d.]+) ms",
-                               lambda slots, ms: float(ms) * 1e6 / max(1, int(slots))),
-    "stat_minor_scan_ms": (r"minor scans \(\d+ slots, ([\d.]+) ms", float),
+    "stat_major_ns_per_slot": lambda s: s["stat_major_scan_ns"] / max(1, s["stat_major_slots_scanned"]),
+    "stat_minor_scan_ms": lambda s: s["stat_minor_scan_ns"] / 1e6,
     # Free pools whose memory is still committed at exit (after the burst
-    # and every root are deleted): what FREE_POOLS_COMMITTED_MAX bounds.
-    "stat_free_committed": (r"(\d+) free pools committed", int),
+    # and every root are deleted): what BOXROOT_FREE_POOLS_COMMITTED_MAX bounds.
+    "stat_free_committed": lambda s: s["stat_chunk_free_pools_committed"],
 }
 
 
 def parse(stdout, metrics):
-    recs = []
-    for line in stdout.splitlines():
-        if line.startswith("RESULT "):
-            fields = dict(f.partition("=")[::2] for f in line[7:].split(" "))
-            fields["case"] = line.split("case=", 1)[1].split(" ", 1)[0]
-            recs.append(fields)
+    recs = harness.parse_results(stdout)
+    at_exit = next((r for r in recs if r.get("case") == "exit"), None)
     out = {}
     for label, filt, key in metrics:
-        if key.startswith("stat_"):
-            rx, conv = STATS_RES[key]
-            m = re.search(rx, stdout)
-            if m:
-                out[label] = conv(*m.groups())
+        if key in STATS:
+            if at_exit and "stat_reserved_bytes" in at_exit:
+                out[label] = STATS[key](at_exit)
             continue
         for r in recs:
-            if (filt is None or filt in r["case"] + ",") and key in r:
+            if r.get("case") == "exit":
+                continue
+            if (filt is None or filt in str(r["case"]) + ",") and key in r:
                 v = float(r[key])
                 if key.endswith("_s") and label.endswith(" ms"):
                     v *= 1e3  # seconds shown in ms
@@ -250,9 +269,8 @@ def parse(stdout, metrics):
 
 def run_once(exe_dir, c):
     exe = os.path.join(exe_dir, c["prog"] + ".exe")
-    env = dict(os.environ, BENCH_STATS="1")
-    p = subprocess.run([exe] + c["args"], capture_output=True, text=True, env=env,
-                       timeout=JOB_TIMEOUT_S)
+    p = subprocess.run([exe] + c["args"], capture_output=True, text=True,
+                       env=dict(os.environ, BENCH_STATS="1"), timeout=JOB_TIMEOUT_S)
     if p.returncode != 0:
         raise RuntimeError(f"{exe} {' '.join(c['args'])}: exit {p.returncode}: {p.stderr[-500:]}")
     return parse(p.stdout, c["metrics"])
@@ -310,18 +328,17 @@ def table(sweep_name, macro, values, default, cases, samples, cg):
             for label, _, _ in c["metrics"]:
                 meds = {}
                 cells = []
+                sums = {v: harness.summarise(samples.get(f"{v}|{label}", [])) for v in values}
                 for v in values:
-                    xs = samples.get(f"{v}|{label}", [])
-                    meds[v] = statistics.median(xs) if xs else None
+                    meds[v] = sums[v]["median"] if sums[v] else None
                 base = meds.get(default)
                 for v in values:
-                    xs = samples.get(f"{v}|{label}", [])
-                    if not xs:
+                    s = sums[v]
+                    if s is None:
                         cells.append("n/a")
                         continue
-                    med, lo = meds[v], min(xs)
-                    spread = (max(xs) - lo) / med if med else 0.0
-                    cell = f"{fmt(med)} ({fmt(lo)}, {spread * 100:.0f}%)"
+                    xs, med, lo = s["values"], s["median"], s["min"]
+                    cell = f"{fmt(med)} ({fmt(lo)}, {harness.spread(s) or 0:.0f}%)"
                     if base and v != default:
                         cell += f" ×{med / base:.2f}"
                     if len(set(xs)) == 1:  # deterministic (counts): no spread to show
@@ -374,9 +391,10 @@ def main():
     ap.add_argument("--list", action="store_true", help="list the sweeps and cases")
     a = ap.parse_args()
 
+    defaults = tunable_defaults() if (a.list or a.sweep) else {}
     if a.list:
         for name, s in SWEEPS.items():
-            print(f"{name}: {s['macro']} {s['values']} (default {s['default']}): "
+            print(f"{name}: {s['macro']} {s['values']} (default {defaults.get(s['macro'], '?')}): "
                   + ", ".join(s["cases"]))
         print("\ncases:")
         for k, c in CASES.items():
@@ -387,6 +405,9 @@ def main():
         if a.sweep not in SWEEPS:
             ap.error(f"unknown sweep {a.sweep}; see --list")
         s = dict(SWEEPS[a.sweep])
+        if s["macro"] not in defaults:
+            sys.exit(f"tune: {s['macro']} is not defined in {TUNABLES_H}")
+        s["default"] = defaults[s["macro"]]
     elif a.macro:
         s = dict(macro=a.macro, values=[], default=None, cases=list(CASES))
     else:
@@ -412,20 +433,19 @@ def main():
 
     samples, cg = {}, {}
     if not a.no_time:
-        total = a.reps * len(cases) * len(values)
-        done = 0
-        t0 = time.time()
-        for r in range(a.reps):
-            order = values[r % len(values):] + values[:r % len(values)]
-            for c in cases:
-                for v in order:
-                    res = run_once(dirs[v], c)
-                    done += 1
-                    for label, x in res.items():
-                        samples.setdefault(f"{v}|{label}", []).append(x)
-                    shown = ", ".join(f"{k}={fmt(x)}" for k, x in list(res.items())[:3])
-                    log(f"[{done}/{total} {time.time() - t0:.0f}s] rep {r + 1}/{a.reps} "
-                        f"{macro}={v} {c['name']}: {shown}")
+        # Each case is a point whose variants are the values, interleaved.
+        def run(job, rep):
+            c, v = job
+            res = run_once(dirs[v], c)
+            for label, x in res.items():
+                samples.setdefault(f"{v}|{label}", []).append(x)
+            return [res], None
+
+        harness.interleave([[(c, v) for v in values] for c in cases], a.reps, run,
+                           describe=lambda job: f"{macro}={job[1]} {job[0]['name']}",
+                           summary=lambda job, recs: ", ".join(
+                               f"{k}={fmt(x)}" for k, x in list(recs[0].items())[:3] if k != "rep"),
+                           log=log)
     if a.callgrind:
         cgcases = [c for c in cases if c["cg"]]
         total = len(cgcases) * len(values)

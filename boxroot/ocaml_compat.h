@@ -78,8 +78,14 @@
 #else
 #define BOXROOT_MULTICORE 0
 #if OCAML_VERSION_MAJOR < 4 || OCAML_VERSION_MINOR < 14
-#error "boxroot needs OCaml 4.14 or later"
+#error "boxroot needs OCaml 4.14 or later (supported versions: README.md)"
 #endif
+#endif
+/* Versions after the last one tested (README.md) may have changed the
+   hooks boxroot relies on: a warning, not an error, so that they can be
+   tried. */
+#if OCAML_VERSION_MAJOR > 5 || (OCAML_VERSION_MAJOR == 5 && OCAML_VERSION_MINOR > 3)
+#warning "boxroot is untested on this OCaml version (newer than 5.3, see README.md)"
 #endif
 
 #ifdef __cplusplus

@@ -12,7 +12,10 @@
 #      packaging of the OCaml compiler) into that cache. ~4 minutes, once.
 # dune is taken from PATH, or else installed from Debian (apt-get).
 #
-# OCAML_VERSION: 5.3 (default) or 4.14.
+# OCAML_VERSION: 5.3 (default, 5.3.0), 4.14 (4.14.1), or one of the other
+#   versions the npm registry serves: 5.1.0 (npm's `ocaml@5.1.4`, whose
+#   sources are OCaml 5.1.0: its VERSION file says so) and 4.14.0. Each is
+#   cached under its real version, $BOXROOT_CACHE/ocaml-<version>.
 # OCAML_TSAN=1: OCaml 5.3 configured with --enable-tsan (its runtime and
 #   the code it compiles are instrumented for ThreadSanitizer), cached
 #   separately under $BOXROOT_CACHE/ocaml-5.3.0-tsan; never taken from PATH.
@@ -22,7 +25,9 @@ want="${OCAML_VERSION:-}"
 case "${want:-5.3}" in
   5.3|5.3.0) npm_pkg="ocaml@5.3.0"; full="5.3.0" ;;
   4.14|4.14.1) npm_pkg="ocaml@4.14.1000"; full="4.14.1" ;;
-  *) echo "toolchain.sh: unsupported OCAML_VERSION=$want (use 5.3 or 4.14)" >&2; exit 2 ;;
+  4.14.0) npm_pkg="ocaml@4.14.0"; full="4.14.0" ;;
+  5.1|5.1.0) npm_pkg="ocaml@5.1.4"; full="5.1.0" ;;
+  *) echo "toolchain.sh: unsupported OCAML_VERSION=$want (use 5.3, 4.14, 5.1.0 or 4.14.0)" >&2; exit 2 ;;
 esac
 configure_flags=""
 variant=""
@@ -69,6 +74,12 @@ else
     rm -rf "$build"; mkdir -p "$build"
     ( cd "$build" && npm pack --silent "$npm_pkg" >/dev/null && tar xzf ocaml-*.tgz )
     src="$build/package"
+    # npm's version numbers are esy's, not always OCaml's.
+    real="$(head -1 "$src/VERSION")"
+    case "$real" in
+      "$full"|"$full"+*|"$full"~*) ;;
+      *) log "$npm_pkg holds OCaml $real, not $full"; exit 1 ;;
+    esac
     ( cd "$src" && ./configure --prefix="$prefix" $configure_flags >"$build/configure.log" 2>&1 \
         || { tail -30 "$build/configure.log" >&2; exit 1; }
       make -j"$(nproc)" >"$build/make.log" 2>&1 \

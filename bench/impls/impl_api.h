@@ -14,7 +14,10 @@
      ref_t ref_of_ocaml(value v);       pointer | 1, an immediate, for every
                                         root kept outside the OCaml heap
      long  impl_pools_used(void);       boxroot pools, or -1 if meaningless
-     void  impl_print_stats(void);      the library's own statistics, if any
+     void  impl_stats_fields(char *buf, size_t size);
+                                        the library's own statistics as
+                                        " stat_<name>=<integer>" fields of a
+                                        RESULT line ("" if it has none)
      void  impl_setup(void);            at program start (boxroot_setup)
      const char *IMPL_NAME;
 */

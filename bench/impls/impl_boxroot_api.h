@@ -19,7 +19,6 @@ static inline void ref_modify(ref_t *r, value v)
 }
 static inline void ref_delete(ref_t r) { boxroot_delete(r); }
 static inline value ref_to_ocaml(ref_t r) { return impl_disguise(r); }
-static inline void impl_print_stats(void) { boxroot_print_stats(); }
 /* The documented protocol (required by upstream with OCaml 4.14). */
 static inline void impl_setup(void)
 {

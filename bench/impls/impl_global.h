@@ -21,5 +21,5 @@ static inline void ref_delete(ref_t r) { caml_remove_global_root(r); free(r); }
 static inline value ref_to_ocaml(ref_t r) { return impl_disguise(r); }
 static inline ref_t ref_of_ocaml(value v) { return impl_undisguise(v); }
 static inline long impl_pools_used(void) { return -1; }
-static inline void impl_print_stats(void) {}
+static inline void impl_stats_fields(char *buf, size_t size) { if (size) buf[0] = 0; }
 static inline void impl_setup(void) {}

@@ -11,6 +11,6 @@ external get : 'a t -> 'a = "bench_ref_get" [@@noalloc]
 external modify : 'a t -> 'a -> 'a t = "bench_ref_modify" [@@noalloc]
 external delete : 'a t -> unit = "bench_ref_delete" [@@noalloc]
 external pools : unit -> int = "bench_ref_pools"
-external print_stats : unit -> unit = "bench_ref_print_stats"
+external stats : unit -> string = "bench_ref_stats"
 external setup : unit -> unit = "bench_ref_setup"
 let () = setup ()

@@ -22,12 +22,11 @@ value bench_ref_setup(value unit)
   impl_setup();
   return Val_unit;
 }
-value bench_ref_print_stats(value unit)
+value bench_ref_stats(value unit)
 {
+  char buf[2048];
   (void)unit;
-  fflush(stdout);
-  impl_print_stats();
-  fflush(stdout);
-  return Val_unit;
+  impl_stats_fields(buf, sizeof buf);
+  return caml_copy_string(buf);
 }
 value bench_ref_name(value unit) { (void)unit; return caml_copy_string(IMPL_NAME); }

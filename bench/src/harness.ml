@@ -6,7 +6,8 @@
      RESULT bench=B impl=I case=C key=value key=value ...
    where [case] names the parameter point (e.g. depth=10) and the keys
    include cpu_s and wall_s (the timed section only), minor and major
-   (collections during it) and pools (boxroot pools; -1 if n/a). *)
+   (collections during it) and pools (boxroot pools; -1 if n/a). The
+   library's statistics are fields named stat_<counter>. *)
 
 external cpu_ns : unit -> int = "bench_cpu_ns" [@@noalloc]
 external wall_ns : unit -> int = "bench_wall_ns" [@@noalloc]
@@ -55,16 +56,51 @@ let measure f =
     { cpu_s = float_of_int (c1 - c0) /. 1e9; wall_s = float_of_int (w1 - w0) /. 1e9;
       minor = mi1 - mi0; major = ma1 - ma0 } )
 
-(* BENCH_STATS=1: the library's own statistics at exit (boxroot; upstream
-   prints its statistics only when built with BOXROOT_STATS). *)
-let () = if Sys.getenv_opt "BENCH_STATS" = Some "1" then at_exit Ref.print_stats
+(* The library's own statistics (boxroot's counters; none for the other
+   implementations), as (name, value) pairs named stat_<counter>. *)
+let stats () =
+  String.split_on_char ' ' (Ref.stats ())
+  |> List.filter_map (fun f ->
+         match String.index_opt f '=' with
+         | Some i -> Some (String.sub f 0 i, int_of_string (String.sub f (i + 1) (String.length f - i - 1)))
+         | None -> None)
+
+(* Resident memory of this process in KiB, from /proc/self/status:
+   [rss_kib "VmRSS"] now, [rss_kib "VmHWM"] its peak; -1 if unknown. *)
+let rss_kib key =
+  match open_in "/proc/self/status" with
+  | exception Sys_error _ -> -1
+  | ic ->
+      let rec find () =
+        match input_line ic with
+        | exception End_of_file -> -1
+        | line when String.starts_with ~prefix:(key ^ ":") line ->
+            Scanf.sscanf (String.sub line (String.length key + 1) (String.length line - String.length key - 1))
+              " %d" Fun.id
+        | _ -> find ()
+      in
+      let v = find () in
+      close_in ic;
+      v
+
+let last_report = ref ("none", "none")
 
 let report ~bench ~impl ~case fields =
+  last_report := (bench, case);
   print_string
     (String.concat " "
        (Printf.sprintf "RESULT bench=%s impl=%s case=%s" bench impl case
        :: List.map (fun (k, v) -> k ^ "=" ^ v) fields));
   print_newline ()
+
+(* BENCH_STATS=1: one more RESULT line at exit, case=exit, whose fields
+   are the library's statistics then (bench/tune.py reads them). *)
+let () =
+  if Sys.getenv_opt "BENCH_STATS" = Some "1" then
+    at_exit (fun () ->
+        let bench, _ = !last_report in
+        report ~bench ~impl:Ref.name ~case:"exit"
+          (List.map (fun (k, v) -> (k, string_of_int v)) (stats ())))
 
 let measure_fields m =
   [ ("cpu_s", Printf.sprintf "%.6f" m.cpu_s); ("wall_s", Printf.sprintf "%.6f" m.wall_s);

@@ -1,5 +1,5 @@
-/* local_roots: the fixpoint of seed 000 §5.2, one C function per rooting
-   discipline. Compiled once against this repository's boxroot and once
+/* local_roots: the fixpoint of the Boxroot paper's §5.2, one C function
+   per rooting discipline. Compiled once against this repository's boxroot and once
    against upstream's (both through impl.h, which includes boxroot.h). */
 #include <stdlib.h>
 #include <caml/callback.h>

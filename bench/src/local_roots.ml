@@ -1,6 +1,6 @@
 (* local_roots: a fixpoint computed through a chain of `depth` recursive
-   calls (seed 000 §5.2), repeated calls/depth times; reports the time
-   per recursive call. Variants:
+   calls (the Boxroot paper, §5.2), repeated calls/depth times; reports
+   the time per recursive call. Variants:
    - ocaml: the pure OCaml function, no C call;
    - local: CAMLparam/CAMLlocal (callee-roots, the documented style);
    - <lib>-callee: boxroots used exactly like local roots;

@@ -1,7 +1,8 @@
 (* perm_count: all permutations of [0; ...; n-1] in a non-determinism
-   monad (seed 001, CHOICE=persistent), counted at the end: an expensive
-   way to compute n! with many allocations, where every element of every
-   intermediate result is boxed in a Ref. Many roots are alive at once:
+   monad (the ocaml-boxroot README's benchmark, CHOICE=persistent),
+   counted at the end: an expensive way to compute n! with many
+   allocations, where every element of every intermediate result is
+   boxed in a Ref. Many roots are alive at once:
    the final result holds n! of them.
 
    The monad is a persistent (immutable) list of Refs. Each operation owns

@@ -1,5 +1,6 @@
-(* synthetic: roots created and deleted with the probabilities of seed
-   001, on top of a GC workload with its own promotion and survival.
+(* synthetic: roots created and deleted with the probabilities of the
+   ocaml-boxroot README's synthetic benchmark, on top of a GC workload
+   with its own promotion and survival.
 
    The program runs 2^n "generations"; each ends with one minor
    collection (forced, after allocating about 90% of the minor heap, so

@@ -72,14 +72,21 @@ let verify_slot i slot =
 let verify_all () =
   Array.iteri (fun i -> function Some s -> verify_slot i s | None -> ()) slots
 
+(* OCaml 5.0's weak arrays can keep a dead value alive (a runtime bug,
+   fixed in 5.1.0 by ocaml/ocaml#11743): there, this check would fail
+   about one run in five whatever boxroot does, so it is skipped. *)
+let weak_arrays_reliable =
+  not (String.length Sys.ocaml_version >= 4 && String.sub Sys.ocaml_version 0 4 = "5.0.")
+
 let check_released () =
   (* Deletions on the remote path are collected at the next scan, so
      their values may survive one more collection: two majors. *)
   Gc.full_major ();
   Gc.full_major ();
-  List.iter (fun (ix, what) ->
-      check (Weak.get released ix = None) "deleted root still keeps %s alive" what)
-    !pending_release;
+  if weak_arrays_reliable then
+    List.iter (fun (ix, what) ->
+        check (Weak.get released ix = None) "deleted root still keeps %s alive" what)
+      !pending_release;
   pending_release := []
 
 let churn = ref []

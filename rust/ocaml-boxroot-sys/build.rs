@@ -1,13 +1,24 @@
-//! Build script: compiles this repository's C library and, for tests,
-//! links the OCaml runtime.
+//! Build script: compiles the boxroot C library and, for tests, links the
+//! OCaml runtime.
 //!
 //! OCaml is found through `OCAML_WHERE_PATH` (the directory printed by
 //! `ocamlopt -where`, holding `caml/*.h` and `libasmrun.a`), or else by
 //! running `$OCAMLOPT -where` (`OCAMLOPT` defaults to `ocamlopt`).
 //!
-//! Feature `bundle-boxroot` (default): compiles `../../boxroot/*.c` (the
-//! sources stay in the repository; they are not copied into the crate),
-//! except the OCaml module's stubs, into `libocaml-boxroot.a`.
+//! Feature `bundle-boxroot` (default): compiles the C library into
+//! `libocaml-boxroot.a`. Its sources are the crate's `boxroot/` directory:
+//! in the repository a symbolic link to the library's one copy
+//! (`../../boxroot`), in the packaged crate (`cargo package`) a plain
+//! directory holding copies of its files. The same rule as dune's
+//! (boxroot/dune): every C file of that directory, except `debug.c` (only
+//! with feature `debug`) and the OCaml module's stubs (`ocaml_stubs.c`).
+//! The same flags as dune's: OCaml's C flags (`ocamlopt -config-var
+//! ocamlc_cflags` and `ocamlc_cppflags`, dune's `:standard`) then
+//! `boxroot/c_flags.sexp`, warnings on.
+//!
+//! Feature `debug`: the debug build instead (dune's `boxroot.debug`):
+//! every operation checked, a misuse aborts with a message (boxroot/debug.c).
+//! Feature `testing`: the test build (dune's `boxroot_testing`).
 //!
 //! Feature `link-ocaml-runtime-and-dummy-program`: a Rust program that
 //! starts OCaml itself (`caml_startup`) needs, besides the runtime
@@ -29,10 +40,14 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The C library, relative to this crate.
-const BOXROOT_C_DIR: &str = "../../boxroot";
-/// C files of the library that are not part of the C library proper.
+/// The C library's directory, relative to this crate.
+const BOXROOT_C_DIR: &str = "boxroot";
+/// Its flags, on top of OCaml's.
+const C_FLAGS_FILE: &str = "c_flags.sexp";
+/// C files of that directory that are not part of the C library.
 const NOT_LIBRARY: &[&str] = &["ocaml_stubs.c"];
+/// C files only in the debug build.
+const DEBUG_ONLY: &[&str] = &["debug.c"];
 
 fn ocamlopt() -> String {
     env::var("OCAMLOPT").unwrap_or_else(|_| "ocamlopt".to_string())
@@ -63,7 +78,44 @@ fn ocaml_where() -> PathBuf {
     }
 }
 
-fn bundle_boxroot(ocaml_where: &Path) {
+/// The flags of `c_flags.sexp`: one list, `;` comments, one atom per flag.
+fn read_c_flags(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {}", path.display(), e));
+    let text: String = text
+        .lines()
+        .map(|line| line.split(';').next().unwrap())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let text = text.trim();
+    let inner = text
+        .strip_prefix('(')
+        .and_then(|t| t.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{}: expected one list (...)", path.display()));
+    inner.split_whitespace().map(str::to_string).collect()
+}
+
+/// OCaml's C flags, which dune puts first (its `:standard`) for C stubs.
+fn ocaml_c_flags() -> Vec<String> {
+    let mut flags = Vec::new();
+    for var in ["ocamlc_cflags", "ocamlc_cppflags"] {
+        match Command::new(ocamlopt()).args(["-config-var", var]).output() {
+            Ok(out) if out.status.success() => flags.extend(
+                String::from_utf8_lossy(&out.stdout)
+                    .split_whitespace()
+                    .map(str::to_string),
+            ),
+            _ => println!(
+                "cargo:warning=could not run `{} -config-var {}`: the C library is built without OCaml's C flags",
+                ocamlopt(),
+                var
+            ),
+        }
+    }
+    flags
+}
+
+fn bundle_boxroot(ocaml_where: &Path, debug: bool) {
     let dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap()).join(BOXROOT_C_DIR);
     let dir = dir
         .canonicalize()
@@ -80,23 +132,23 @@ fn bundle_boxroot(ocaml_where: &Path) {
         if name.ends_with(".h") {
             println!("cargo:rerun-if-changed={}", path.display());
         }
-        if name.ends_with(".c") && !NOT_LIBRARY.contains(&name.as_str()) {
+        let in_build = !NOT_LIBRARY.contains(&name.as_str())
+            && (debug || !DEBUG_ONLY.contains(&name.as_str()));
+        if name.ends_with(".c") && in_build {
             println!("cargo:rerun-if-changed={}", path.display());
             build.file(&path);
         }
     }
-    // The flags dune uses for the library (boxroot/dune, plus OCaml's
-    // ocamlc_cflags), so that both builds compile the same code.
-    build
-        .include(ocaml_where)
-        .include(&dir)
-        .flag("-std=gnu11")
-        .flag("-fno-strict-aliasing")
-        .flag("-fwrapv")
-        .flag("-pthread")
-        .define("_FILE_OFFSET_BITS", "64")
-        .opt_level(2)
-        .warnings(false);
+    let flags_file = dir.join(C_FLAGS_FILE);
+    println!("cargo:rerun-if-changed={}", flags_file.display());
+    build.include(ocaml_where).include(&dir).warnings(true);
+    // cc's own optimisation level comes first: the flags below override it.
+    for flag in ocaml_c_flags().into_iter().chain(read_c_flags(&flags_file)) {
+        build.flag(&flag);
+    }
+    if debug {
+        build.flag("-g").define("BOXROOT_DEBUG", None);
+    }
     // Feature `testing`: the test build of the library (invariant checks
     // and test-only entry points, boxroot/testing.h).
     if env::var_os("CARGO_FEATURE_TESTING").is_some() {
@@ -188,7 +240,7 @@ fn main() {
     }
     let ocaml_where = ocaml_where();
     if bundle {
-        bundle_boxroot(&ocaml_where);
+        bundle_boxroot(&ocaml_where, env::var_os("CARGO_FEATURE_DEBUG").is_some());
     }
     if link_runtime {
         link_runtime_and_dummy_program(&ocaml_where);

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# The OCaml library as an opam user gets it: `dune build -p boxroot @install`
+# (what boxroot.opam runs), `dune install --prefix` into a fresh directory,
+# then a separate dune project under /tmp, outside the repository, that
+# finds the installed library through OCAMLPATH alone and whose C stubs
+# `#include <boxroot/boxroot.h>` as README.md says. Its program creates
+# 1000 roots of strings, compacts the heap (which moves them), reads them
+# back, modifies and deletes them, checking the live-root count that the
+# OCaml module Boxroot reports. Twice:
+#   - against `boxroot`;
+#   - against `boxroot.debug`, stubs compiled with -DBOXROOT_DEBUG, where
+#     deleting a root twice must also abort with the debug build's message.
+#
+# Usage (OCaml toolchain and dune on PATH): tools/test-install.sh
+# Leaves nothing behind unless BOXROOT_KEEP_TMP=1.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d /tmp/boxroot-install.XXXXXX)"
+[ -n "${BOXROOT_KEEP_TMP:-}" ] || trap 'rm -rf "$work"' EXIT
+say() { echo "test-install: $*"; }
+fail() { echo "test-install: FAIL: $*" >&2; exit 1; }
+
+say "dune build -p boxroot @install; dune install --prefix $work/prefix"
+( cd "$repo" && dune build -p boxroot --build-dir "$work/build" @install \
+  && dune install --root . --build-dir "$work/build" --prefix "$work/prefix" boxroot \
+       2>"$work/install.log" ) || { cat "$work/install.log" >&2; fail "install"; }
+[ -f "$work/prefix/lib/boxroot/META" ] || fail "no META installed"
+
+# The user's project: one directory per library, same sources.
+user_project() { # $1 = directory, $2 = library, $3 = extra C flags
+  mkdir -p "$1"
+  echo '(lang dune 2.9)' >"$1/dune-project"
+  cat >"$1/dune" <<EOF
+(executable
+ (name main)
+ (libraries $2)
+ (foreign_stubs (language c) (names stubs) (flags (:standard $3))))
+EOF
+  cat >"$1/stubs.c" <<'EOF'
+#define CAML_NAME_SPACE
+#include <caml/mlvalues.h>
+#include <caml/fail.h>
+#include <caml/memory.h>
+#include <boxroot/boxroot.h>
+
+#define N 1000
+static boxroot roots[N];
+
+value user_create(value i, value v)
+{
+  boxroot r = boxroot_create(v);
+  if (r == NULL) caml_failwith(boxroot_error_string());
+  roots[Long_val(i)] = r;
+  return Val_unit;
+}
+
+value user_get(value i) { return boxroot_get(roots[Long_val(i)]); }
+
+value user_modify(value i, value v)
+{
+  if (!boxroot_modify(&roots[Long_val(i)], v))
+    caml_failwith(boxroot_error_string());
+  return Val_unit;
+}
+
+value user_delete(value i)
+{
+  boxroot_delete(roots[Long_val(i)]);
+  return Val_unit;
+}
+EOF
+  cat >"$1/main.ml" <<'EOF'
+external create : int -> string -> unit = "user_create"
+external get : int -> string = "user_get"
+external modify : int -> string -> unit = "user_modify"
+external delete : int -> unit = "user_delete"
+
+let n = 1000
+
+let alive () =
+  match Boxroot.stats () with
+  | Some s -> s.Boxroot.roots_alive
+  | None -> failwith "Boxroot.stats: no statistics (boxroot not running)"
+
+let () =
+  if Array.length Sys.argv > 1 && Sys.argv.(1) = "delete-twice" then begin
+    create 0 (String.make 3 'x');
+    delete 0;
+    delete 0;
+    print_endline "second delete returned"
+  end else begin
+    for i = 0 to n - 1 do create i (string_of_int i) done;
+    Gc.compact ();
+    for i = 0 to n - 1 do
+      if get i <> string_of_int i then failwith "get after compaction"
+    done;
+    if alive () <> n then failwith "live roots after creation";
+    for i = 0 to n - 1 do modify i ("m" ^ string_of_int i) done;
+    Gc.full_major ();
+    for i = 0 to n - 1 do
+      if get i <> "m" ^ string_of_int i then failwith "get after modify";
+      delete i
+    done;
+    if alive () <> 0 then failwith "live roots after deletion";
+    Printf.printf "ok: %d roots created, read after compaction, modified, deleted\n" n
+  end
+EOF
+}
+
+# Only the installed library: OCAMLPATH has the prefix, then the compiler.
+export OCAMLPATH="$work/prefix/lib:$(ocamlopt -where)"
+for lib in boxroot boxroot.debug; do
+  dir="$work/user-$lib"
+  flags=""
+  [ "$lib" = boxroot.debug ] && flags="-DBOXROOT_DEBUG"
+  user_project "$dir" "$lib" "$flags"
+  say "dune build of a project using $lib"
+  ( cd "$dir" && dune build --root . ./main.exe 2>&1 ) || fail "$lib: the project does not build"
+  exe="$dir/_build/default/main.exe"
+  out="$("$exe")" || fail "$lib: the program failed: $out"
+  echo "  $lib: $out"
+  if [ "$lib" = boxroot.debug ]; then
+    status=0
+    out="$("$exe" delete-twice 2>&1)" || status=$?
+    echo "  $lib: deleting a root twice: exit status $status: $(echo "$out" | grep 'boxroot debug' | head -1)"
+    [ "$status" -ne 0 ] && echo "$out" | grep -q '^boxroot debug: .*delete' \
+      || fail "$lib: a double delete was not reported"
+  fi
+done
+say "ok"
