@@ -124,7 +124,7 @@ bool boxroot_get_stats(struct boxroot_stats *out)
   if (boxroot_status() != BOXROOT_RUNNING) return false;
   for (int i = 0; i < BOXROOT__MAX_DOMAINS; i++) {
     struct boxroot__alloc_cursor *c = &boxroot__alloc_cursor[i];
-    out->deleted_remote_domain += c->deleted_remote;
+    out->deleted_remote_domain += c->deleted_remote + remote_unpublished(c);
     out->modify_moves += modify_moves[i];
     struct boxroot_domain *d = boxroot__domains[i];
     if (d == NULL) continue;

@@ -73,7 +73,9 @@ static inline value boxroot_get(boxroot r);
 static inline value const *boxroot_get_ref(boxroot r);
 
 /* `boxroot_delete(r)` releases the root; its value is no longer kept
-   alive (at the latest from the next collection on). Can be called from
+   alive, at the latest from the next collection on (from the second one
+   when a thread holding another domain's lock deletes it: such deletions
+   are published in groups, see remote.c). Can be called from
    any thread, with or without any domain lock, and never fails. Using
    `r` afterwards is undefined (the debug build reports it). */
 static inline void boxroot_delete(boxroot r);

@@ -83,10 +83,20 @@ extern "C" {
 #define BOXROOT__COUNT_BITS 16
 #define BOXROOT__ONE_CREATION (((uint64_t)1 << BOXROOT__COUNT_BITS) + 1)
 
-/* The part of a pool's header that the fast paths use. */
+/* The parts of a pool's header that the fast paths use, on two cache
+   lines (pool.h). The owner writes the first at every creation and local
+   deletion; the second changes only with the pool's owner or class (and
+   holds remote.c's `pending` flag), so that other threads read it (a
+   remote boxroot_delete tests `owner_key`, any domain's boxroot_modify
+   reads `cls`) without taking the first line away from the owner's cache
+   at every root. */
 struct boxroot__pool_hot {
   void **free_list;     /* first free slot; the pool itself when none */
   uint64_t counts;      /* slots in use | creations (above) */
+};
+/* After the owner's line and the delayed-free bitmap (pool.h). */
+#define BOXROOT__POOL_SHARED_OFFSET (BOXROOT__CACHE_LINE + BOXROOT__POOL_SIZE / 64)
+struct boxroot__pool_shared {
   int32_t owner;        /* read by any thread: relaxed atomic access */
   int32_t cls;          /* read by any domain: relaxed atomic access */
   /* Read by any thread: relaxed atomic access. The owner's key, plus 1
@@ -95,23 +105,31 @@ struct boxroot__pool_hot {
   void const *owner_key;
 };
 
-/* Written only by the thread holding domain d's lock. */
+/* Written only by the thread holding domain d's lock, or by d's scan
+   hook (stop-the-world); a line each. */
 struct boxroot__alloc_cursor {
   struct boxroot__pool_hot *pool;
+  /* Deletions by this domain of other domains' roots not yet published
+     to their pool (remote.c): the bits `run_bits` of the delayed-free
+     word at `run_word`; none if `run_bits` is 0. */
+  void *run_word;
+  uintptr_t run_bits;
   /* Statistics: deletions of roots of other domains' pools by this
-     domain. Creations are counted in the pools (`counts`), local
-     deletions derived (boxroot_get_stats). */
+     domain, counted when published (remote.c). Creations are counted in
+     the pools (`counts`), local deletions derived (boxroot_get_stats). */
   long deleted_remote;
-  char padding[BOXROOT__CACHE_LINE - sizeof(void *) - sizeof(long)]; /* a line each */
+  char padding[BOXROOT__CACHE_LINE - 3 * sizeof(void *) - sizeof(long)];
 };
 
 extern struct boxroot__alloc_cursor boxroot__alloc_cursor[BOXROOT__MAX_DOMAINS];
 
 boxroot boxroot__create_slow(value v);
 void boxroot__delete_local_slow(struct boxroot__pool_hot *pool);
-void boxroot__delete_remote(boxroot r);
+/* `key` is boxroot__compat_lock_key() of the calling thread. */
+void boxroot__delete_remote(boxroot r, void const *key);
 bool boxroot__modify_slow(boxroot *r, value v);
-void boxroot__delete_other(boxroot r);
+/* `key` is boxroot__compat_lock_key() of the calling thread. */
+void boxroot__delete_other(boxroot r, void const *key);
 bool boxroot__modify_marking(boxroot *r, value v);
 
 /* Checked entry points (debug.c): every call validates its argument.
@@ -129,6 +147,11 @@ boxroot boxroot__debug_create(value v);
 static inline struct boxroot__pool_hot *boxroot__pool_of(boxroot r)
 {
   return (struct boxroot__pool_hot *)((uintptr_t)r & ~(BOXROOT__POOL_SIZE - 1));
+}
+
+static inline struct boxroot__pool_shared *boxroot__pool_shared(struct boxroot__pool_hot *p)
+{
+  return (struct boxroot__pool_shared *)((char *)p + BOXROOT__POOL_SHARED_OFFSET);
 }
 
 static inline boxroot boxroot_create(value v)
@@ -196,12 +219,12 @@ static inline void boxroot_delete(boxroot r)
   void const *key = boxroot__compat_lock_key();
   /* NULL (no lock) is never an owner's key, BOXROOT__NO_OWNER_KEY no
      domain's. */
-  if (BOXROOT__LIKELY(key == boxroot__load(&pool->owner_key, RELAXED))) {
+  if (BOXROOT__LIKELY(key == boxroot__load(&boxroot__pool_shared(pool)->owner_key, RELAXED))) {
     boxroot__delete_local(pool, r, key);
   } else {
     /* A remote deletion, or the owner's deletion while the pool needs
        the deletion barrier (marking.c). */
-    boxroot__delete_other(r);
+    boxroot__delete_other(r, key);
   }
 #endif
 }
@@ -221,12 +244,12 @@ static inline bool boxroot_modify(boxroot *r, value v)
   boxroot root = *r; /* read once: the atomic load below would force a reload */
   struct boxroot__pool_hot *pool = boxroot__pool_of(root);
   if (BOXROOT__UNLIKELY(boxroot__compat_locked_domain() < 0)
-      || BOXROOT__UNLIKELY(boxroot__load(&pool->cls, RELAXED) != BOXROOT__CLASS_YOUNG
+      || BOXROOT__UNLIKELY(boxroot__load(&boxroot__pool_shared(pool)->cls, RELAXED) != BOXROOT__CLASS_YOUNG
                            && boxroot__compat_is_young(v)))
     return boxroot__modify_slow(r, v);
   /* The deletion barrier (marking.c): the old value may be the only trace
      of a value that the marker has yet to see. */
-  if (BOXROOT__UNLIKELY(boxroot__compat_barrier_bit(&pool->owner_key)))
+  if (BOXROOT__UNLIKELY(boxroot__compat_barrier_bit(&boxroot__pool_shared(pool)->owner_key)))
     return boxroot__modify_marking(r, v);
   /* Atomic: the owner may be reading the slot (marking.c). */
   boxroot__store((value *)root, v, RELAXED);

@@ -16,18 +16,22 @@ _Noreturn void boxroot__debug_misuse(char const *op, void const *addr,
   __attribute__((format(printf, 3, 4)));
 #endif
 
-/* remote.c, step D1: `was_pending` says whether the slot's delayed-free
-   bit was already set when this deletion set it. Two deletions of one
+/* remote.c, steps R1 and D1: `already` holds the bits of `word` (a word
+   of `p`'s delayed-free bitmap) that a deletion sets and that were set
+   already, in its domain's run or in the bitmap. Two deletions of one
    root racing from two threads end up here even if both passed the
    checks of boxroot__debug_delete before either set its bit. */
-static inline void debug_check_remote_delete(boxroot r, int was_pending)
+static inline void debug_check_remote_delete(pool *p, uintptr_t *word, uintptr_t already)
 {
 #ifdef BOXROOT_DEBUG
-  if (was_pending)
-    boxroot__debug_misuse("boxroot_delete", r, "root deleted twice: another "
-                         "thread's deletion of it is still pending");
+  if (already != 0) {
+    void **slot = &p->slots[(word - p->delayed_bits) * 8 * sizeof(uintptr_t)
+                            + __builtin_ctzl(already)];
+    boxroot__debug_misuse("boxroot_delete", slot, "root deleted twice: another "
+                          "thread's deletion of it is still pending");
+  }
 #else
-  (void)r; (void)was_pending;
+  (void)p; (void)word; (void)already;
 #endif
 }
 

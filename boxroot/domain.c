@@ -12,7 +12,6 @@ struct boxroot_domain *boxroot__domains[BOXROOT__MAX_DOMAINS];
    create fast path falls through to the slow path without a NULL test. */
 struct boxroot__pool_hot boxroot__empty_pool = {
   .free_list = (void **)&boxroot__empty_pool, .counts = 0,
-  .owner = BOXROOT__NO_OWNER, .cls = CLASS_NONE, .owner_key = BOXROOT__NO_OWNER_KEY,
 };
 
 struct boxroot__alloc_cursor boxroot__alloc_cursor[BOXROOT__MAX_DOMAINS] = {
@@ -68,7 +67,7 @@ static void ring_remove(pool **ring, pool *p)
 
 static void move_to(struct boxroot_domain *d, pool *p, int cls, int at_front)
 {
-  if (p->hot.cls != CLASS_NONE) ring_remove(domain_ring(d, p->hot.cls), p);
+  if (pool_class(p) != CLASS_NONE) ring_remove(domain_ring(d, pool_class(p)), p);
   pool_set_class(p, cls);
   ring_insert(domain_ring(d, cls), p, at_front);
 }
@@ -124,7 +123,7 @@ static void release_free_pool(struct boxroot_domain *d, pool *p)
     d->free_count++;
   } else {
     pool_set_owner(p, BOXROOT__NO_OWNER, BOXROOT__NO_OWNER_KEY);
-    if (p->hot.cls != CLASS_NONE) ring_remove(domain_ring(d, p->hot.cls), p);
+    if (pool_class(p) != CLASS_NONE) ring_remove(domain_ring(d, pool_class(p)), p);
     pool_set_class(p, CLASS_NONE);
     retire_pool(p);
   }
@@ -133,7 +132,7 @@ static void release_free_pool(struct boxroot_domain *d, pool *p)
 /* Puts `p` (currently on no ring) where its occupancy calls for. */
 static void place(struct boxroot_domain *d, pool *p, int cls)
 {
-  BOXROOT__ASSERT(p->hot.cls == CLASS_NONE);
+  BOXROOT__ASSERT(pool_class(p) == CLASS_NONE);
   if (pool_alloc_count(p) == 0 && p != domain_current_pool(d)) {
     release_free_pool(d, p);
   } else {
@@ -154,9 +153,9 @@ void boxroot__domain_pool_count_dropped(struct boxroot_domain *d, pool *p)
   if (pool_alloc_count(p) == 0) {
     release_free_pool(d, p);
   } else if (pool_alloc_count(p) < POOL_LOW_MARK) {
-    if (p->hot.cls == CLASS_OLD) {
+    if (pool_class(p) == CLASS_OLD) {
       move_to(d, p, CLASS_OLD, 1);
-    } else if (p->hot.cls == CLASS_YOUNG && current != NULL) {
+    } else if (pool_class(p) == CLASS_YOUNG && current != NULL) {
       /* Right after the current pool: the next one to allocate from. */
       ring_remove(&d->young, p);
       ring_insert(&d->young, p, 1);
@@ -168,12 +167,12 @@ void boxroot__domain_pool_count_dropped(struct boxroot_domain *d, pool *p)
 
 void boxroot__delete_local_slow(struct boxroot__pool_hot *hot)
 {
-  boxroot__domain_pool_count_dropped(boxroot__domains[hot->owner], (pool *)hot);
+  boxroot__domain_pool_count_dropped(boxroot__domains[boxroot__load(&boxroot__pool_shared(hot)->owner, RELAXED)], (pool *)hot);
 }
 
 static int make_current(struct boxroot_domain *d, pool *p)
 {
-  if (p->hot.cls != CLASS_YOUNG || d->young != p) move_to(d, p, CLASS_YOUNG, 1);
+  if (pool_class(p) != CLASS_YOUNG || d->young != p) move_to(d, p, CLASS_YOUNG, 1);
   if (p->hot.free_list == (void **)p && !boxroot__pool_thread_fresh(p)) return 0;
   boxroot__alloc_cursor[d->id].pool = &p->hot;
   return 1;
@@ -190,6 +189,12 @@ pool *boxroot__domain_refill(struct boxroot_domain *d)
     ring_remove(&d->young, p);
     ring_insert(&d->young, p, 0);
     domain_reset_cursor(d->id);
+    /* Roots handed to other domains come back as delayed frees, mostly
+       in the pools filled last (just before p on the ring): reuse those
+       slots rather than take another pool (tunables.h). */
+    pool *q = p->prev;
+    for (int k = 0; k < BOXROOT_RECLAIM_YOUNG_POOLS && q != p; k++, q = q->prev)
+      if (boxroot__remote_collect(d, q, boxroot__compat_state()) > 0 && make_current(d, q)) return q;
   }
   pool *y = d->young;
   if (y != NULL && y != p && pool_has_room(y) && make_current(d, y)) return y;
@@ -280,7 +285,10 @@ static void orphan_all(struct boxroot_domain *d)
 
 void boxroot__domain_terminate(int id)
 {
-  if (boxroot__domains[id] == NULL) return; /* never used boxroot */
+  /* Deletions it gathered go to their pools first, even if it never
+     created a root (remote.c). */
+  boxroot__remote_flush(id);
+  if (boxroot__domains[id] == NULL) return; /* never created a root */
   struct boxroot_domain *d = domain_get_any(id);
   orphan_all(d);
   d->terminated = 1;
@@ -331,6 +339,7 @@ void boxroot__domain_forget_all(void)
 {
   for (int i = 0; i < BOXROOT__MAX_DOMAINS; i++) {
     domain_reset_cursor(i);
+    boxroot__alloc_cursor[i].run_bits = 0; /* every root is gone */
     free(boxroot__domains[i]);
     boxroot__domains[i] = NULL;
   }

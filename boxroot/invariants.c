@@ -42,10 +42,10 @@ static int check_ring(struct boxroot_domain *d, int cls, pool *current)
   pool *p = head;
   do {
     CHECK(p->next->prev == p && p->prev->next == p);
-    CHECK(boxroot__load(&p->hot.cls, RELAXED) == cls);
-    CHECK(boxroot__load(&p->hot.owner, RELAXED) == d->id);
+    CHECK(boxroot__load(&p->shared.cls, RELAXED) == cls);
+    CHECK(boxroot__load(&p->shared.owner, RELAXED) == d->id);
     /* Bit 0: the deletion barrier's (marking.c). */
-    CHECK(((uintptr_t)boxroot__load(&p->hot.owner_key, RELAXED) & ~(uintptr_t)1)
+    CHECK(((uintptr_t)boxroot__load(&p->shared.owner_key, RELAXED) & ~(uintptr_t)1)
           == (uintptr_t)d->key);
     check_pool(p);
     int count = pool_alloc_count(p);

@@ -165,8 +165,8 @@ static void uncount_if_done(void *state)
    thread that reads it clear (ACQUIRE) follows that darkening. */
 static void set_barrier_bit(pool *p, uintptr_t bit)
 {
-  uintptr_t key = (uintptr_t)boxroot__load(&p->hot.owner_key, RELAXED) & ~(uintptr_t)1;
-  boxroot__store(&p->hot.owner_key, (void const *)(key | bit), RELEASE);
+  uintptr_t key = (uintptr_t)boxroot__load(&p->shared.owner_key, RELAXED) & ~(uintptr_t)1;
+  boxroot__store(&p->shared.owner_key, (void const *)(key | bit), RELEASE);
 }
 
 long boxroot__marking_darken_pool(pool *p, void *domain_state)
@@ -236,16 +236,15 @@ static void owner_barrier(pool *p, void **slot)
 #endif
 }
 
-void boxroot__delete_other(boxroot r)
+void boxroot__delete_other(boxroot r, void const *key)
 {
   pool *p = pool_of_slot(r);
-  void const *key = boxroot__compat_lock_key();
-  if (key != NULL && (uintptr_t)boxroot__load(&p->hot.owner_key, RELAXED)
+  if (key != NULL && (uintptr_t)boxroot__load(&p->shared.owner_key, RELAXED)
                      == (uintptr_t)key + 1) {
     owner_barrier(p, (void **)r);
     boxroot__delete_local(&p->hot, r, key);
   } else {
-    boxroot__delete_remote(r);
+    boxroot__delete_remote(r, key);
   }
 }
 
@@ -256,7 +255,7 @@ bool boxroot__modify_marking(boxroot *r, value v)
   boxroot root = *r;
   pool *p = pool_of_slot(root);
   /* ACQUIRE: a clear bit follows the owner's darkening. */
-  uintptr_t key = (uintptr_t)boxroot__load(&p->hot.owner_key, ACQUIRE);
+  uintptr_t key = (uintptr_t)boxroot__load(&p->shared.owner_key, ACQUIRE);
   if (key & 1) {
     if (key - 1 == (uintptr_t)boxroot__compat_lock_key()) {
       owner_barrier(p, (void **)root);

@@ -9,8 +9,13 @@ _Static_assert(POOL_SLOTS < (1 << BOXROOT__COUNT_BITS),
                "the count of slots in use must fit below the creations (boxroot.h)");
 _Static_assert((BOXROOT__LOW_COUNT & (BOXROOT__LOW_COUNT - 1)) == 0,
                "BOXROOT__LOW_COUNT must be a power of two");
-_Static_assert(sizeof(struct boxroot__pool_hot) + 3 * sizeof(void *) <= CACHE_LINE,
+_Static_assert(sizeof(struct boxroot__pool_hot) + 3 * sizeof(void *) + sizeof(int) <= CACHE_LINE,
                "the owner's header must fit in one cache line");
+_Static_assert(offsetof(pool, shared) == BOXROOT__POOL_SHARED_OFFSET,
+               "the fast paths find the shared header line at a fixed offset");
+_Static_assert(offsetof(pool, delayed_pending) / CACHE_LINE
+               == offsetof(pool, shared) / CACHE_LINE,
+               "a remote deletion reads owner_key and pending on one line");
 
 _Static_assert(BOXROOT_FRESH_BATCH % SLOTS_PER_LINE == 0 && POOL_SLOTS % SLOTS_PER_LINE == 0
                && offsetof(pool, slots) % CACHE_LINE == 0,

@@ -2,9 +2,13 @@
 
    A pool is BOXROOT__POOL_SIZE bytes aligned to its size (chunk.c
    guarantees the alignment), so `boxroot__pool_of` finds it from any of
-   its slots. Layout: one cache line of header that only the owner writes,
-   the delayed-free area that other threads write (remote.h), then the
-   slots. The split keeps remote deletions from bouncing the owner's line.
+   its slots. Layout, in cache lines: the header that only the owner
+   writes, at every creation and local deletion; the delayed-free bitmap
+   (remote.c); the header that other threads read (owner, class:
+   boxroot_internal.h), with the `pending` flag of remote deletions and,
+   in its last word, the slots' block header (marking.c); then the slots.
+   A remote deletion reads the shared line and writes the bitmap, never
+   the first line: it does not take the owner's line away from it.
 
    Invariants (enforced in pool.c unless said otherwise):
    - A free slot holds a link: the address of the next free slot plus 1
@@ -51,18 +55,24 @@ struct pool {
       struct boxroot__pool_hot hot;
       pool *next, *prev;     /* ring links (domain.c) */
       void **fresh;          /* first never-used slot */
+      /* Deletion barriers run in this pool since the cycle started
+         (marking.c). */
+      int barriers;
     };
     char header_line[CACHE_LINE];
   };
   /* Written by remote deleters; see remote.c for the protocol. */
   _Alignas(CACHE_LINE) uintptr_t delayed_bits[DELAYED_WORDS];
-  _Alignas(CACHE_LINE) int delayed_pending;
-  /* Deletion barriers run in this pool since the cycle started (owner
-     only, marking.c). */
-  int barriers;
-  /* The slots' OCaml block header (marking.c), in the last word of the
-     line that `delayed_pending` starts, so that it costs no slot. */
-  char header_padding[CACHE_LINE - 2 * sizeof(int) - sizeof(uintptr_t)];
+  /* Read by any thread; written by the owner when the pool changes
+     owner or class, by remote deleters (`delayed_pending`) once per
+     collection (remote.c), and by the owner's hook at each major cycle
+     start (`block_header`). */
+  _Alignas(CACHE_LINE) struct boxroot__pool_shared shared;
+  int delayed_pending;
+  /* The slots' OCaml block header (marking.c): the last word of the line,
+     right before the first slot, so that it costs no slot. */
+  char header_padding[CACHE_LINE - sizeof(struct boxroot__pool_shared)
+                      - sizeof(int) - sizeof(uintptr_t)];
   uintptr_t block_header;
   void *slots[];
 };
@@ -80,6 +90,11 @@ struct pool {
 #define SLOTS_PER_LINE (CACHE_LINE / (int)sizeof(void *))
 
 enum pool_class { CLASS_YOUNG = BOXROOT__CLASS_YOUNG, CLASS_OLD, CLASS_FREE, CLASS_NONE };
+
+static inline int32_t pool_class(pool const *p)
+{
+  return boxroot__load(&p->shared.cls, RELAXED);
+}
 
 static inline pool *pool_of_slot(void *slot)
 {
@@ -129,13 +144,13 @@ static inline void pool_free_slot(pool *p, void **slot)
 /* Keeps the deletion barrier's bit of `owner_key` (marking.c). */
 static inline void pool_set_owner(pool *p, int32_t owner, void const *owner_key)
 {
-  uintptr_t barrier = (uintptr_t)boxroot__load(&p->hot.owner_key, RELAXED) & 1;
-  boxroot__store(&p->hot.owner, owner, RELAXED);
-  boxroot__store(&p->hot.owner_key, (void const *)((uintptr_t)owner_key | barrier), RELAXED);
+  uintptr_t barrier = (uintptr_t)boxroot__load(&p->shared.owner_key, RELAXED) & 1;
+  boxroot__store(&p->shared.owner, owner, RELAXED);
+  boxroot__store(&p->shared.owner_key, (void const *)((uintptr_t)owner_key | barrier), RELAXED);
 }
 static inline void pool_set_class(pool *p, int32_t cls)
 {
-  boxroot__store(&p->hot.cls, cls, RELAXED);
+  boxroot__store(&p->shared.cls, cls, RELAXED);
 }
 
 #endif /* BOXROOT_POOL_H */

@@ -15,6 +15,17 @@ struct boxroot_domain;
    slot-by-slot scans). */
 int boxroot__remote_collect(struct boxroot_domain *d, pool *p, void *barrier_state);
 
+/* Publishes the deletions that domain `dom` gathered in its cursor
+   (remote.c). Its lock held, or its scan or termination hook. */
+void boxroot__remote_flush(int dom);
+/* How many deletions the domain of cursor `c` gathered and has not
+   published yet (statistics; racy unless its lock is held). */
+static inline long remote_unpublished(struct boxroot__alloc_cursor const *c)
+{
+  uintptr_t bits = c->run_bits;
+  return bits == 0 ? 0 : __builtin_popcountl(bits); /* a libgcc call */
+}
+
 /* Deletions so far by threads holding no domain lock. */
 long boxroot__remote_purely_remote_deletes(void);
 

@@ -202,6 +202,9 @@ void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, void *domain_s
 {
   if (boxroot_status() != BOXROOT_RUNNING) return;
   boxroot__marking_observe(domain_state);
+  /* First publish the deletions of other domains' roots that this domain
+     gathered, even if it owns no pool (remote.c). */
+  boxroot__remote_flush(id);
   struct boxroot_domain *d = boxroot__domain_get(id);
   /* Out of memory: it cannot own any pool. Terminated: it owns none,
      and must not adopt. */

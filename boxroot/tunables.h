@@ -57,6 +57,19 @@
 #define BOXROOT_SCAN_PREFETCH_SLOTS 256
 #endif
 
+/* Young pools whose remote deletions a domain collects when its current
+   pool is full, before it takes another pool (domain.c). Roots handed to
+   another domain come back in the pools filled last: in the prodcons
+   mode of bench/src/parallel.ml (2 domains, 2*10^7 roots), 0 lets the
+   producer take fresh pools until the next minor collection (87-120
+   pools held, 2*10^7 slots read by minor scans), 4 holds 6 pools at any
+   run length (boxroot/test/stats_domains checks the bound: 5 pools
+   carved for 2*10^6 roots handed over, 35-36 with 0). Bounds the loads a
+   domain with many young pools and no remote deletion pays per refill. */
+#ifndef BOXROOT_RECLAIM_YOUNG_POOLS
+#define BOXROOT_RECLAIM_YOUNG_POOLS 4
+#endif
+
 /* Chunks are advised MADV_HUGEPAGE once this many exist; 0 = never
    (BOXROOT_HUGE_PAGES=N in the environment overrides it). Off: no
    reliable gain on bench/micro, and huge pages make returning memory

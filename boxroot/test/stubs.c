@@ -57,7 +57,7 @@ value test_delete(value r)
 /* The path a thread without the domain lock takes (remote.c). */
 value test_delete_remote(value r)
 {
-  boxroot__delete_remote(to_root(r));
+  boxroot__delete_remote(to_root(r), boxroot__compat_lock_key());
   return Val_unit;
 }
 

@@ -51,5 +51,41 @@ let () =
   let st = get_stats () in
   check (st.roots_alive = 0) "roots_alive at the end: %d" st.roots_alive;
   check (st.deleted_local = n - k + q) "deleted_local = %d, expected %d" st.deleted_local (n - k + q);
+  (* Producer/consumer: batches created here are deleted by another
+     domain. The producer reuses the slots it gets back (domain.c,
+     BOXROOT_RECLAIM_YOUNG_POOLS) instead of taking fresh pools until its
+     next collection: the pools ever carved stay few, whatever the number
+     of batches (a consumer at most [cap] batches behind holds at most 2
+     pools of them; without the reclaim, tens of pools). *)
+  let batches = 2000 and size = 1000 and cap = 2 in
+  let q = Queue.create () and m = Mutex.create () and c = Condition.create () in
+  let consumer = Domain.spawn (fun () ->
+      let sum = ref 0 in
+      for _ = 1 to batches do
+        Mutex.lock m;
+        while Queue.is_empty q do Condition.wait c m done;
+        let b = Queue.pop q in
+        Condition.broadcast c;
+        Mutex.unlock m;
+        Array.iter (fun r -> sum := !sum + value_of r; delete r) b
+      done;
+      !sum) in
+  for i = 1 to batches do
+    let b = Array.init size (fun j -> create (ref (i + j))) in
+    Mutex.lock m;
+    while Queue.length q >= cap do Condition.wait c m done;
+    Queue.push b q;
+    Condition.broadcast c;
+    Mutex.unlock m
+  done;
+  let sum = Domain.join consumer in
+  check (sum = batches * (size * (size - 1) / 2) + size * (batches * (batches + 1) / 2))
+    "producer/consumer: wrong sum %d" sum;
+  Gc.full_major ();
+  let st = get_stats () in
+  let carved = st.pools_handed_out + st.chunk_free_pools_committed
+               + st.chunk_free_pools_decommitted in
+  check (carved <= 24) "producer/consumer of %d roots: %d pools carved" (batches * size) carved;
+  check (st.roots_alive = 0) "roots_alive after producer/consumer: %d" st.roots_alive;
   Boxroot.print_stats ();
   finish "test_stats_domains"
