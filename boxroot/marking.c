@@ -219,6 +219,20 @@ static void snapshot_pool(pool *p)
    like this), and those that delete many pay at most about twice the
    cheaper of the two. */
 #define SNAPSHOT_AFTER_BARRIERS 8
+
+/* The barrier for one slot, lock held: darkens its old value on this
+   domain's mark stack, if pools may still be marked. */
+static void darken_old_value(void **slot)
+{
+  void *state = boxroot__compat_state();
+  uncount_if_done(state);
+#ifndef BOXROOT_TESTING_NO_DELETION_BARRIER /* a broken build for tests */
+  if (marking_pools_may_be_marked())
+    boxroot__compat_darken(state, boxroot__load((value *)slot, RELAXED));
+#else
+  (void)slot;
+#endif
+}
 static void owner_barrier(pool *p, void **slot)
 {
   if (++p->barriers * SNAPSHOT_AFTER_BARRIERS >= p->fresh - p->slots
@@ -226,14 +240,7 @@ static void owner_barrier(pool *p, void **slot)
     snapshot_pool(p);
     return;
   }
-  void *state = boxroot__compat_state();
-  uncount_if_done(state);
-#ifndef BOXROOT_TESTING_NO_DELETION_BARRIER
-  if (marking_pools_may_be_marked())
-    boxroot__compat_darken(state, boxroot__load((value *)slot, RELAXED));
-#else
-  (void)slot;
-#endif
+  darken_old_value(slot);
 }
 
 void boxroot__delete_other(boxroot r, void const *key)
@@ -262,12 +269,7 @@ bool boxroot__modify_marking(boxroot *r, value v)
     } else {
       /* Another domain's pool: this root's old value only, so as not to
          read slots that their owner writes. */
-      void *state = boxroot__compat_state();
-      uncount_if_done(state);
-#ifndef BOXROOT_TESTING_NO_DELETION_BARRIER
-      if (marking_pools_may_be_marked())
-        boxroot__compat_darken(state, boxroot__load((value *)root, RELAXED));
-#endif
+      darken_old_value((void **)root);
     }
   }
   boxroot__store((value *)root, v, RELAXED);

@@ -22,11 +22,7 @@
 # Usage (OCaml toolchain on PATH): tools/test-clients.sh
 # Leaves nothing behind unless BOXROOT_KEEP_TMP=1.
 set -euo pipefail
-repo="$(cd "$(dirname "$0")/.." && pwd)"
-work="$(mktemp -d /tmp/boxroot-clients.XXXXXX)"
-[ -n "${BOXROOT_KEEP_TMP:-}" ] || trap 'rm -rf "$work"' EXIT
-say() { echo "test-clients: $*"; }
-fail() { echo "test-clients: FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/test-lib.sh" clients
 ours="$repo/rust/ocaml-boxroot-sys"
 # Kept between runs (the clients' dependencies are built once).
 target="${CARGO_TARGET_DIR:-$repo/rust/target}/clients"

@@ -14,11 +14,7 @@
 # Usage (OCaml toolchain and dune on PATH): tools/test-install.sh
 # Leaves nothing behind unless BOXROOT_KEEP_TMP=1.
 set -euo pipefail
-repo="$(cd "$(dirname "$0")/.." && pwd)"
-work="$(mktemp -d /tmp/boxroot-install.XXXXXX)"
-[ -n "${BOXROOT_KEEP_TMP:-}" ] || trap 'rm -rf "$work"' EXIT
-say() { echo "test-install: $*"; }
-fail() { echo "test-install: FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/test-lib.sh" install
 
 say "dune build -p boxroot @install; dune install --prefix $work/prefix"
 ( cd "$repo" && dune build -p boxroot --build-dir "$work/build" @install \

@@ -21,11 +21,7 @@
 # Usage (OCaml toolchain on PATH): tools/test-package.sh
 # Leaves nothing behind unless BOXROOT_KEEP_TMP=1.
 set -euo pipefail
-repo="$(cd "$(dirname "$0")/.." && pwd)"
-work="$(mktemp -d /tmp/boxroot-package.XXXXXX)"
-[ -n "${BOXROOT_KEEP_TMP:-}" ] || trap 'rm -rf "$work"' EXIT
-say() { echo "test-package: $*"; }
-fail() { echo "test-package: FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/test-lib.sh" package
 
 say "cargo package (into $work/target)"
 # --allow-dirty: test the working tree as it is, committed or not.
