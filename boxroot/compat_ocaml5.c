@@ -103,6 +103,14 @@ int boxroot__compat_in_main_marking_phase(void)
   return caml_gc_phase == Phase_sweep_and_mark_main;
 }
 
-void boxroot__compat_finish_major_cycle(void) { caml_finish_major_cycle(0); }
+/* OCaml 5.2 added the argument (force_compaction), with compaction. */
+void boxroot__compat_finish_major_cycle(void)
+{
+#if OCAML_VERSION_MINOR >= 2
+  caml_finish_major_cycle(0);
+#else
+  caml_finish_major_cycle();
+#endif
+}
 
 #endif /* BOXROOT_MULTICORE */
