@@ -208,6 +208,15 @@ static void snapshot_pool(pool *p)
   set_barrier_bit(p, 0);
 }
 
+/* The barrier for one slot, lock held: darkens its old value on this
+   domain's mark stack, if pools may still be marked. */
+static void darken_old_value(void **slot)
+{
+  void *state = boxroot__compat_state();
+  uncount_if_done(state);
+  marking_barrier(state, boxroot__load((value *)slot, RELAXED));
+}
+
 /* The owner's barrier before overwriting `slot`, lock held: darkens its
    old value, or, once the pool has run more barriers than
    1/SNAPSHOT_AFTER_BARRIERS of its slots handed out, every value of the
@@ -220,19 +229,6 @@ static void snapshot_pool(pool *p)
    cheaper of the two. */
 #define SNAPSHOT_AFTER_BARRIERS 8
 
-/* The barrier for one slot, lock held: darkens its old value on this
-   domain's mark stack, if pools may still be marked. */
-static void darken_old_value(void **slot)
-{
-  void *state = boxroot__compat_state();
-  uncount_if_done(state);
-#ifndef BOXROOT_TESTING_NO_DELETION_BARRIER /* a broken build for tests */
-  if (marking_pools_may_be_marked())
-    boxroot__compat_darken(state, boxroot__load((value *)slot, RELAXED));
-#else
-  (void)slot;
-#endif
-}
 static void owner_barrier(pool *p, void **slot)
 {
   if (++p->barriers * SNAPSHOT_AFTER_BARRIERS >= p->fresh - p->slots

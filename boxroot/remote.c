@@ -223,7 +223,7 @@ int boxroot__remote_collect(struct boxroot_domain *d, pool *p, void *barrier_sta
     while (bits != 0) {
       int b = __builtin_ctzl(bits);
       bits &= bits - 1;
-      void **slot = &p->slots[w * 8 * sizeof(uintptr_t) + b];
+      void **slot = &p->slots[w * BITS_PER_WORD + b];
       debug_check_delayed_free(p, slot);
       marking_barrier(barrier_state, *(value *)slot);
       pool_free_slot(p, slot);
