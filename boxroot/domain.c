@@ -14,7 +14,10 @@ struct boxroot__pool_hot boxroot__empty_pool = {
   .free_list = (void **)&boxroot__empty_pool, .counts = 0,
 };
 
-struct boxroot__alloc_cursor boxroot__alloc_cursor[BOXROOT__MAX_DOMAINS] = {
+/* A line each (the struct's size), but only if the array starts on one:
+   domains write their cursors all the time. */
+struct boxroot__alloc_cursor boxroot__alloc_cursor[BOXROOT__MAX_DOMAINS]
+__attribute__((aligned(BOXROOT__CACHE_LINE))) = {
   [0 ... BOXROOT__MAX_DOMAINS - 1] = { .pool = &boxroot__empty_pool },
 };
 

@@ -43,24 +43,27 @@
         pool changes hands). The owner's deletions then miss the fast
         path's key comparison, and every modification tests the bit
         (boxroot_internal.h): both come here first.
-      - The owner (owner_barrier) darkens the old value of the slot, on
-        its own mark stack. Once the pool has run barriers for more than
-        1/SNAPSHOT_AFTER_BARRIERS of its slots handed out, it darkens
-        every value in the pool instead and clears the bit: each value
-        that was in the pool at the cycle start is then marked, darkened,
-        or gone through a barrier, and later deletions and modifications
-        of the pool take the fast path. The bit is cleared with release,
+      - The owner (boxroot__marking_owner_barrier) darkens the old value
+        of the slot, on its own mark stack. Once the pool has run
+        barriers for more than 1/SNAPSHOT_AFTER_BARRIERS of its slots
+        handed out, it darkens every value in the pool instead and
+        clears the bit: each value that was in the pool at the cycle
+        start is then marked, darkened, or gone through a barrier, and
+        later deletions and modifications of the pool take the fast
+        path. The bit is cleared with release,
         read with acquire, so that a thread that sees it clear follows
         that darkening.
       - Another domain modifying one of the pool's roots while the bit is
         set darkens that root's old value only: it must not read the
         slots that the owner writes.
       - Remote deletions never write the slot (remote.c): its value stays
-        there until the owner collects the deletion, and then darkens it
-        (remote_collect), except at the cycle start, where the deletions
-        collected precede the snapshot.
+        there until the owner collects the deletion, which runs the
+        owner's barrier above while the pool has the bit
+        (marking_collect_barrier), except at the cycle start, where the
+        deletions collected precede the snapshot.
       - After marking, a bit still set is cleared by the owner's next
-        deletion or modification in the pool, without darkening.
+        deletion, modification or collected remote deletion in the pool,
+        without darkening.
       Filling a slot needs no barrier: the new value is in the snapshot,
       or allocated during the cycle and therefore marked. The cycle starts
       with a minor collection, so pushed pools hold no young value then;
@@ -193,11 +196,11 @@ void boxroot__marking_observe(void *domain_state)
   }
 }
 
-/* The owner's barrier, lock held: darkens every value of the pool (M3),
-   if pools may still be marked, and clears the bit. */
-static void snapshot_pool(pool *p)
+/* The owner's barrier (its lock held, or its scan hook): darkens every
+   value of the pool (M3), if pools may still be marked, and clears the
+   bit. */
+static void snapshot_pool(pool *p, void *state)
 {
-  void *state = boxroot__compat_state();
   uncount_if_done(state);
 #ifndef BOXROOT_TESTING_NO_DELETION_BARRIER /* a broken build for tests */
   if (marking_pools_may_be_marked()) {
@@ -208,47 +211,42 @@ static void snapshot_pool(pool *p)
   set_barrier_bit(p, 0);
 }
 
-/* The barrier for one slot, lock held: darkens its old value on this
-   domain's mark stack, if pools may still be marked. */
-static void darken_old_value(void **slot)
+/* The barrier for one slot: darkens its old value on the mark stack of
+   `state`, if pools may still be marked. */
+static void darken_old_value(void **slot, void *state)
 {
-  void *state = boxroot__compat_state();
   uncount_if_done(state);
-  marking_barrier(state, boxroot__load((value *)slot, RELAXED));
+#ifndef BOXROOT_TESTING_NO_DELETION_BARRIER /* a broken build for tests */
+  if (marking_pools_may_be_marked())
+    boxroot__compat_darken(state, boxroot__load((value *)slot, RELAXED));
+#endif
 }
 
-/* The owner's barrier before overwriting `slot`, lock held: darkens its
-   old value, or, once the pool has run more barriers than
-   1/SNAPSHOT_AFTER_BARRIERS of its slots handed out, every value of the
-   pool, which ends the barriers in this pool for this cycle. Either is
-   correct (M3): one value costs about as much as a few slots of a pool,
-   so programs that delete few roots per pool and cycle darken only those
-   (with a snapshot at the first barrier, globroots ran 13% more
-   instructions than with slot-by-slot marking at the cycle start; 8%
-   like this), and those that delete many pay at most about twice the
-   cheaper of the two. */
+/* The owner's barrier darkens the slot's old value or, once the pool has
+   run more barriers than 1/SNAPSHOT_AFTER_BARRIERS of its slots handed
+   out, every value of the pool, which ends the barriers in this pool for
+   this cycle. Either is correct (M3): one value costs about as much as a
+   few slots of a pool, so programs that delete few roots per pool and
+   cycle darken only those (with a snapshot at the first barrier,
+   globroots ran 13% more instructions than with slot-by-slot marking at
+   the cycle start; 8% like this), and those that delete many pay at most
+   about twice the cheaper of the two. */
 #define SNAPSHOT_AFTER_BARRIERS 8
 
-static void owner_barrier(pool *p, void **slot)
+void boxroot__marking_owner_barrier(pool *p, void **slot, void *state)
 {
   if (++p->barriers * SNAPSHOT_AFTER_BARRIERS >= p->fresh - p->slots
       || !marking_pools_may_be_marked()) {
-    snapshot_pool(p);
+    snapshot_pool(p, state);
     return;
   }
-  darken_old_value(slot);
+  darken_old_value(slot, state);
 }
 
-void boxroot__delete_other(boxroot r, void const *key)
+void boxroot__marking_delete_owned(pool *p, void **slot, void const *key)
 {
-  pool *p = pool_of_slot(r);
-  if (key != NULL && (uintptr_t)boxroot__load(&p->shared.owner_key, RELAXED)
-                     == (uintptr_t)key + 1) {
-    owner_barrier(p, (void **)r);
-    boxroot__delete_local(&p->hot, r, key);
-  } else {
-    boxroot__delete_remote(r, key);
-  }
+  boxroot__marking_owner_barrier(p, slot, boxroot__compat_state());
+  boxroot__delete_local(&p->hot, (boxroot)slot, key);
 }
 
 /* boxroot_modify in a pool with the barrier bit: lock held, `v` allowed
@@ -260,12 +258,13 @@ bool boxroot__modify_marking(boxroot *r, value v)
   /* ACQUIRE: a clear bit follows the owner's darkening. */
   uintptr_t key = (uintptr_t)boxroot__load(&p->shared.owner_key, ACQUIRE);
   if (key & 1) {
+    void *state = boxroot__compat_state();
     if (key - 1 == (uintptr_t)boxroot__compat_lock_key()) {
-      owner_barrier(p, (void **)root);
+      boxroot__marking_owner_barrier(p, (void **)root, state);
     } else {
       /* Another domain's pool: this root's old value only, so as not to
          read slots that their owner writes. */
-      darken_old_value((void **)root);
+      darken_old_value((void **)root, state);
     }
   }
   boxroot__store((value *)root, v, RELAXED);

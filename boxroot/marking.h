@@ -27,19 +27,26 @@ static inline int marking_pools_may_be_marked(void)
   return boxroot__load(&boxroot__marking_epoch, RELAXED) != 0;
 }
 
-/* The deletion barrier of slots emptied by the owner when it collects
-   remote deletions (remote.c): darkens `old` on `domain_state`'s mark
-   stack if pools may still be marked; NULL at the cycle start, where the
-   deletions collected precede the snapshot. */
-static inline void marking_barrier(void *domain_state, value old)
+/* The owner's deletion barrier before it frees or overwrites `slot` of
+   `p` (M3), on `domain_state`'s mark stack: its lock held, or its scan
+   hook. Darkens the old value, or the whole pool, which clears the bit. */
+void boxroot__marking_owner_barrier(pool *p, void **slot, void *domain_state);
+
+/* The deletion barrier of a slot that the owner frees on behalf of a
+   remote deletion (remote.c): only while the pool has the barrier bit,
+   so that a pool whose values were all darkened this cycle, or pushed
+   in no cycle, costs no read of the slot. `domain_state` NULL at the
+   cycle start, where the deletions collected precede the snapshot. */
+static inline void marking_collect_barrier(void *domain_state, pool *p, void **slot)
 {
-#ifndef BOXROOT_TESTING_NO_DELETION_BARRIER /* a broken build for tests */
-  if (domain_state != NULL && BOXROOT__UNLIKELY(marking_pools_may_be_marked()))
-    boxroot__compat_darken(domain_state, old);
-#else
-  (void)domain_state; (void)old;
-#endif
+  if (domain_state != NULL
+      && BOXROOT__UNLIKELY(boxroot__compat_barrier_bit(&p->shared.owner_key)))
+    boxroot__marking_owner_barrier(p, slot, domain_state);
 }
+
+/* The owner's deletion of `slot` of `p` while the pool has the barrier
+   bit: the barrier, then the local deletion. `key`: the owner's. */
+void boxroot__marking_delete_owned(pool *p, void **slot, void const *key);
 
 /* Teardown, hooks removed, before pools are unmapped: waits until no
    mark stack holds a pool. Domain lock held. */

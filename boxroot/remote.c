@@ -61,6 +61,14 @@
    of `pending`; a remote-domain one, a few instructions on its cursor's
    line while the run goes on, and the same once per run. Once per pool
    and collection, one more RMW and a store. No CAS loop, no mutex.
+   Collecting writes each freed slot (its free-list link) and reads it
+   only while the pool has the deletion barrier's bit (marking.c, M3),
+   not for every slot whenever some pool may be marked: in
+   bench/src/parallel.ml's prodcons mode with 2 domains, whose major
+   cycles follow each other without pause, that cut the owner's
+   collection from 4.4 to 2.5 ns per root (bench/tools/perf_parallel.py;
+   bench/README.md, "Scaling to many domains"). What remains is mostly
+   the wait for each slot's line, which the deleting domain read last.
 
    Statistics: a remote-domain deletion counts in the deleting domain's
    cursor when its run is published (readers add the current run). A
@@ -185,31 +193,49 @@ void delete_purely_remote_slow(pool *p, uintptr_t *word, uintptr_t bit)
   publish(p, word, bit);
 }
 
-/* Every path ends in a tail call or in R1, so that none saves a register. */
-void boxroot__delete_remote(boxroot r, void const *key)
+/* The deletion of `slot` by a thread that is not known to own its pool:
+   `key` is its lock key. Every path ends in a tail call or in R1, so that
+   none saves a register. `check_owner`: whether `key` may be the owner's
+   (boxroot_delete's slow path, which the owner takes while its pool has
+   the barrier bit: marking.c); R1 comes first all the same, since a run
+   may name any pool. */
+static inline __attribute__((always_inline))
+void delete_not_local(void **slot, void const *key, int check_owner)
 {
-  void **slot = (void **)r;
   pool *p = pool_of_slot(slot);
   size_t i = (size_t)(slot - p->slots);
   uintptr_t *word = &p->delayed_bits[i / BITS_PER_WORD];
   uintptr_t bit = (uintptr_t)1 << (i % BITS_PER_WORD);
-  if (BOXROOT__UNLIKELY(key == NULL)) {
-    if (BOXROOT__LIKELY(my_count_state == LINKED)) {
-      long n = boxroot__load(&my_count.n, RELAXED);
-      boxroot__store(&my_count.n, n + 1, RELAXED);
-      publish(p, word, bit);
+  if (BOXROOT__LIKELY(key != NULL)) {
+    struct boxroot__alloc_cursor *c = &boxroot__alloc_cursor[boxroot__compat_key_domain(key)];
+    if (BOXROOT__LIKELY((void *)word == c->run_word)) {               /* R1 */
+      debug_check_remote_delete(p, word, c->run_bits & bit);
+      c->run_bits |= bit;
+    } else if (check_owner && (uintptr_t)boxroot__load(&p->shared.owner_key, RELAXED)
+                              == (uintptr_t)key + 1) {
+      boxroot__marking_delete_owned(p, slot, key);
     } else {
-      delete_purely_remote_slow(p, word, bit);
+      start_run(c, word, bit);                                       /* R2 */
     }
     return;
   }
-  struct boxroot__alloc_cursor *c = &boxroot__alloc_cursor[boxroot__compat_key_domain(key)];
-  if (BOXROOT__LIKELY((void *)word == c->run_word)) {                 /* R1 */
-    debug_check_remote_delete(p, word, c->run_bits & bit);
-    c->run_bits |= bit;
+  if (BOXROOT__LIKELY(my_count_state == LINKED)) {
+    long n = boxroot__load(&my_count.n, RELAXED);
+    boxroot__store(&my_count.n, n + 1, RELAXED);
+    publish(p, word, bit);
   } else {
-    start_run(c, word, bit);                                         /* R2 */
+    delete_purely_remote_slow(p, word, bit);
   }
+}
+
+void boxroot__delete_other(boxroot r, void const *key)
+{
+  delete_not_local((void **)r, key, 1);
+}
+
+void boxroot__delete_remote(boxroot r, void const *key)
+{
+  delete_not_local((void **)r, key, 0);
 }
 
 int boxroot__remote_collect(struct boxroot_domain *d, pool *p, void *barrier_state)
@@ -225,7 +251,7 @@ int boxroot__remote_collect(struct boxroot_domain *d, pool *p, void *barrier_sta
       bits &= bits - 1;
       void **slot = &p->slots[w * BITS_PER_WORD + b];
       debug_check_delayed_free(p, slot);
-      marking_barrier(barrier_state, *(value *)slot);
+      marking_collect_barrier(barrier_state, p, slot);
       pool_free_slot(p, slot);
       freed++;
     }
