@@ -35,18 +35,21 @@ static inline void debug_check_remote_delete(pool *p, uintptr_t *word, uintptr_t
 #endif
 }
 
-/* remote.c, step C3: the owner is about to free a slot that another
-   thread deleted; it must not be free already (deleted locally, then
+/* remote.c, step C3: the owner is about to free slots base[i] (bits i of
+   `bits`) that other threads deleted; none may be free already (deleted locally, then
    remotely, with the second deletion racing past the checks). */
-static inline void debug_check_delayed_free(pool *p, void **slot)
+static inline void debug_check_delayed_frees(pool *p, void **base, uintptr_t bits)
 {
 #ifdef BOXROOT_DEBUG
-  if (pool_slot_is_free(p, *slot))
-    boxroot__debug_misuse("boxroot_delete", slot, "root deleted twice: a thread "
-                         "deleted it while it was already free (found when "
-                         "collecting deletions made by other threads)");
+  for (; bits != 0; bits &= bits - 1) {
+    void **slot = base + __builtin_ctzl(bits);
+    if (pool_slot_is_free(p, *slot))
+      boxroot__debug_misuse("boxroot_delete", slot, "root deleted twice: a thread "
+                           "deleted it while it was already free (found when "
+                           "collecting deletions made by other threads)");
+  }
 #else
-  (void)p; (void)slot;
+  (void)p; (void)base; (void)bits;
 #endif
 }
 

@@ -59,8 +59,8 @@
       - Remote deletions never write the slot (remote.c): its value stays
         there until the owner collects the deletion, which runs the
         owner's barrier above while the pool has the bit
-        (marking_collect_barrier), except at the cycle start, where the
-        deletions collected precede the snapshot.
+        (marking_collect_needs_barrier), except at the cycle start,
+        where the deletions collected precede the snapshot.
       - After marking, a bit still set is cleared by the owner's next
         deletion, modification or collected remote deletion in the pool,
         without darkening.

@@ -32,16 +32,16 @@ static inline int marking_pools_may_be_marked(void)
    hook. Darkens the old value, or the whole pool, which clears the bit. */
 void boxroot__marking_owner_barrier(pool *p, void **slot, void *domain_state);
 
-/* The deletion barrier of a slot that the owner frees on behalf of a
-   remote deletion (remote.c): only while the pool has the barrier bit,
-   so that a pool whose values were all darkened this cycle, or pushed
-   in no cycle, costs no read of the slot. `domain_state` NULL at the
-   cycle start, where the deletions collected precede the snapshot. */
-static inline void marking_collect_barrier(void *domain_state, pool *p, void **slot)
+/* Whether the owner, freeing slots of `p` on behalf of remote deletions
+   (remote.c), must run boxroot__marking_owner_barrier on each first: only
+   while the pool has the barrier bit, so that a pool whose values were
+   all darkened this cycle, or pushed in no cycle, costs no read of its
+   slots; never at the cycle start (`domain_state` NULL), where the
+   deletions collected precede the snapshot. */
+static inline int marking_collect_needs_barrier(void *domain_state, pool *p)
 {
-  if (domain_state != NULL
-      && BOXROOT__UNLIKELY(boxroot__compat_barrier_bit(&p->shared.owner_key)))
-    boxroot__marking_owner_barrier(p, slot, domain_state);
+  return domain_state != NULL
+    && BOXROOT__UNLIKELY(boxroot__compat_barrier_bit(&p->shared.owner_key));
 }
 
 /* The owner's deletion of `slot` of `p` while the pool has the barrier

@@ -141,6 +141,24 @@ static inline void pool_free_slot(pool *p, void **slot)
   p->hot.counts--; /* the count of slots in use (boxroot.h) */
 }
 
+/* Frees the allocated slots base[i] of `p` for each bit i of `bits`, and
+   returns how many. The free list's head stays in a register: built with
+   -fno-strict-aliasing, each store to a slot would otherwise force a
+   reload of the pool's header. */
+static inline int pool_free_slots(pool *p, void **base, uintptr_t bits)
+{
+  void **head = p->hot.free_list;
+  int n = 0;
+  for (; bits != 0; bits &= bits - 1, n++) {
+    void **slot = base + __builtin_ctzl(bits);
+    *slot = pool_link(head);
+    head = slot;
+  }
+  p->hot.free_list = head;
+  p->hot.counts -= (uint64_t)n;
+  return n;
+}
+
 /* Keeps the deletion barrier's bit of `owner_key` (marking.c). */
 static inline void pool_set_owner(pool *p, int32_t owner, void const *owner_key)
 {

@@ -246,15 +246,15 @@ int boxroot__remote_collect(struct boxroot_domain *d, pool *p, void *barrier_sta
   for (int w = 0; w < DELAYED_WORDS; w++) {                         /* C3 */
     if (boxroot__load(&p->delayed_bits[w], SEQ_CST) == 0) continue;
     uintptr_t bits = boxroot__exchange(&p->delayed_bits[w], 0, SEQ_CST);
-    while (bits != 0) {
-      int b = __builtin_ctzl(bits);
-      bits &= bits - 1;
-      void **slot = &p->slots[w * BITS_PER_WORD + b];
-      debug_check_delayed_free(p, slot);
-      marking_collect_barrier(barrier_state, p, slot);
-      pool_free_slot(p, slot);
-      freed++;
+    void **base = &p->slots[w * BITS_PER_WORD];
+    debug_check_delayed_frees(p, base, bits);
+    /* Slot by slot while the barrier is needed: a snapshot of the pool
+       (marking.c) may end it midway. */
+    for (; bits != 0 && marking_collect_needs_barrier(barrier_state, p); bits &= bits - 1) {
+      boxroot__marking_owner_barrier(p, base + __builtin_ctzl(bits), barrier_state);
+      freed += pool_free_slots(p, base, bits & -bits);
     }
+    freed += pool_free_slots(p, base, bits);
   }
   d->stats.delayed_frees_collected += freed;
   return freed;
