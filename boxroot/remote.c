@@ -61,12 +61,12 @@
    of `pending`; a remote-domain one, a few instructions on its cursor's
    line while the run goes on, and the same once per run. Once per pool
    and collection, one more RMW and a store. No CAS loop, no mutex.
-   Collecting writes each freed slot (its free-list link) and reads it
-   only while the pool has the deletion barrier's bit (marking.c, M3),
-   not for every slot whenever some pool may be marked: in
-   bench/src/parallel.ml's prodcons mode with 2 domains, whose major
-   cycles follow each other without pause, that cut the owner's
-   collection from 4.4 to 2.5 ns per root (bench/tools/perf_parallel.py;
+   Collecting writes each freed slot (its free-list link), a bitmap
+   word's slots in one pass, and reads them only while the pool has the
+   deletion barrier's bit (marking.c, M3), not whenever some pool may be
+   marked: in bench/src/parallel.ml's prodcons mode with 2 domains, whose
+   major cycles follow each other without pause, that cut the owner's
+   collection from 3.9 to 1.3 ns per root (bench/tools/perf_parallel.py;
    bench/README.md, "Scaling to many domains"). What remains is mostly
    the wait for each slot's line, which the deleting domain read last.
 
