@@ -35,9 +35,10 @@ static inline void debug_check_remote_delete(pool *p, uintptr_t *word, uintptr_t
 #endif
 }
 
-/* remote.c, step C3: the owner is about to free slots base[i] (bits i of
-   `bits`) that other threads deleted; none may be free already (deleted locally, then
-   remotely, with the second deletion racing past the checks). */
+/* remote.c, step C3: the owner is about to free slots base[i] (bits i
+   of `bits`) that other threads deleted; none may be free already
+   (deleted locally, then remotely, with the second deletion racing past
+   the checks). */
 static inline void debug_check_delayed_frees(pool *p, void **base, uintptr_t bits)
 {
 #ifdef BOXROOT_DEBUG

@@ -50,9 +50,8 @@
         clears the bit: each value that was in the pool at the cycle
         start is then marked, darkened, or gone through a barrier, and
         later deletions and modifications of the pool take the fast
-        path. The bit is cleared with release,
-        read with acquire, so that a thread that sees it clear follows
-        that darkening.
+        path. The bit is cleared with release, read with acquire, so
+        that a thread that sees it clear follows that darkening.
       - Another domain modifying one of the pool's roots while the bit is
         set darkens that root's old value only: it must not read the
         slots that the owner writes.

@@ -133,18 +133,10 @@ void boxroot__pool_reset(pool *p);
 /* Threads the next batch of fresh slots onto the free list. Returns 0 if
    no fresh slot is left. */
 int boxroot__pool_thread_fresh(pool *p);
-/* Frees an allocated slot of `p` (owner, lock held). */
-static inline void pool_free_slot(pool *p, void **slot)
-{
-  *slot = pool_link(p->hot.free_list);
-  p->hot.free_list = slot;
-  p->hot.counts--; /* the count of slots in use (boxroot.h) */
-}
-
-/* Frees the allocated slots base[i] of `p` for each bit i of `bits`, and
-   returns how many. The free list's head stays in a register: built with
-   -fno-strict-aliasing, each store to a slot would otherwise force a
-   reload of the pool's header. */
+/* Frees the allocated slots base[i] of `p` for each bit i of `bits`
+   (owner, lock held), and returns how many. The free list's head stays
+   in a register: built with -fno-strict-aliasing, each store to a slot
+   would otherwise force a reload of the pool's header. */
 static inline int pool_free_slots(pool *p, void **base, uintptr_t bits)
 {
   void **head = p->hot.free_list;
@@ -155,7 +147,7 @@ static inline int pool_free_slots(pool *p, void **base, uintptr_t bits)
     head = slot;
   }
   p->hot.free_list = head;
-  p->hot.counts -= (uint64_t)n;
+  p->hot.counts -= (uint64_t)n; /* the count of slots in use (boxroot.h) */
   return n;
 }
 
