@@ -195,30 +195,25 @@ void boxroot__marking_observe(void *domain_state)
   }
 }
 
-/* The owner's barrier (its lock held, or its scan hook): darkens every
-   value of the pool (M3), if pools may still be marked, and clears the
-   bit. */
-static void snapshot_pool(pool *p, void *state)
-{
-  uncount_if_done(state);
-#ifndef BOXROOT_TESTING_NO_DELETION_BARRIER /* a broken build for tests */
-  if (marking_pools_may_be_marked()) {
-    for (void **s = p->slots, **end = p->fresh; s < end; s++)
-      boxroot__compat_darken(state, (value)boxroot__load(s, RELAXED)); /* links: odd */
-  }
-#endif
-  set_barrier_bit(p, 0);
-}
-
-/* The barrier for one slot: darkens its old value on the mark stack of
-   `state`, if pools may still be marked. */
-static void darken_old_value(void **slot, void *state)
+/* The barriers' darkening: the values of slots [from, to) on the mark
+   stack of `state`, if pools may still be marked (free slots hold odd
+   links, which it ignores). */
+static void darken_slots(void **from, void **to, void *state)
 {
   uncount_if_done(state);
 #ifndef BOXROOT_TESTING_NO_DELETION_BARRIER /* a broken build for tests */
   if (marking_pools_may_be_marked())
-    boxroot__compat_darken(state, boxroot__load((value *)slot, RELAXED));
+    for (void **s = from; s < to; s++)
+      boxroot__compat_darken(state, (value)boxroot__load(s, RELAXED));
 #endif
+}
+
+/* Darkens every value of the pool (M3) and clears the bit: the owner,
+   lock held or in its scan hook. */
+static void snapshot_pool(pool *p, void *state)
+{
+  darken_slots(p->slots, p->fresh, state);
+  set_barrier_bit(p, 0);
 }
 
 /* The owner's barrier darkens the slot's old value or, once the pool has
@@ -239,7 +234,7 @@ void boxroot__marking_owner_barrier(pool *p, void **slot, void *state)
     snapshot_pool(p, state);
     return;
   }
-  darken_old_value(slot, state);
+  darken_slots(slot, slot + 1, state);
 }
 
 void boxroot__marking_delete_owned(pool *p, void **slot, void const *key)
@@ -263,7 +258,7 @@ bool boxroot__modify_marking(boxroot *r, value v)
     } else {
       /* Another domain's pool: this root's old value only, so as not to
          read slots that their owner writes. */
-      darken_old_value((void **)root, state);
+      darken_slots((void **)root, (void **)root + 1, state);
     }
   }
   boxroot__store((value *)root, v, RELAXED);

@@ -10,9 +10,9 @@ struct boxroot_domain;
    `d`'s statistics (the derived counts of boxroot_get_stats need every
    one). Owner `d` only (its lock held, or its scan hook). Returns how
    many; the caller then fixes the pool's ring position if it matters.
-   `barrier_state`: the domain state with which to darken the values
-   freed while pools may be marked (marking.c, M3), or NULL (cycle start,
-   slot-by-slot scans). */
+   `barrier_state`: the domain state on whose mark stack the deletion
+   barrier darkens the values freed while their pool has the barrier bit
+   (marking.c, M3), or NULL (cycle start, slot-by-slot scans). */
 int boxroot__remote_collect(struct boxroot_domain *d, pool *p, void *barrier_state);
 
 /* Publishes the deletions that domain `dom` gathered in its cursor

@@ -7,13 +7,13 @@
 Runs each executable (default: the boxroot, upstream and ocaml builds of
 `make bench-build`) with each number of domains under `perf record -e
 cpu-clock` in turn, --reps times, and adds the samples of all runs by
-symbol. Sampled CPU time
-counts what each implementation spends, whatever else runs on a shared
-machine, which wall-clock throughput does not (bench/README.md, "Scaling
-to many domains"). Categories:
+symbol. Sampled CPU time counts what each implementation spends,
+whatever else runs on a shared machine, which wall-clock throughput does
+not (bench/README.md, "Scaling to many domains"). Categories:
   - rooting, inline: the implementation's create/get/delete stubs
     (bench_ref_*), with the fast paths inlined into them;
-  - rooting, out of line: the library's own functions;
+  - rooting, out of line: the code that the executable has and the
+    no-rooting build (--reference) lacks, i.e. the rooting library;
   - benchmark: the OCaml code of parallel.ml, its arrays and channel;
   - runtime: the OCaml runtime (GC, stop-the-world rendezvous) and libc;
   - kernel: futex waits and wake-ups of the channel, page faults.
@@ -31,27 +31,27 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = os.path.join(HERE, "..", "_build", "ocaml-default", "default", "bench", "build")
 FREQ = 5000
 
-# Symbols of the rooting libraries' out-of-line code: ours are prefixed
-# boxroot__ (or static in its files); upstream's as shipped in 0.4.
-LIBRARY = re.compile(r"^(boxroot_|boxroot__|bxr_|publish$|start_run$|delete_purely_remote_slow$|"
-                     r"free_slot_atomic|pool_|gc_pool|scan_pool|try_demote|reclaim|"
-                     r"get_available_pool|validate_pool|alloc_)")
 BENCHMARK = re.compile(r"^(Dune\.exe\.|Stdlib\.|caml_modify$|caml_uniform_array_make$|caml_make_vect$|"
                        r"caml_ml_mutex_|caml_ml_condition_)")
 CATEGORIES = ["rooting, inline", "rooting, out of line", "benchmark", "runtime, libc", "kernel"]
 
 
-def category(sym, kernel):
+def code_symbols(exe):
+    out = subprocess.run(["nm", "--defined-only", exe], check=True, capture_output=True, text=True).stdout
+    return {f[2] for f in (line.split() for line in out.splitlines()) if len(f) == 3 and f[1] in "tT"}
+
+
+def category(sym, kernel, rooting):
+    """`rooting`: the code symbols that the executable has and the
+    no-rooting build lacks, i.e. the rooting library and its stubs."""
     if kernel:
         return "kernel"
+    if BENCHMARK.match(sym):  # before `rooting`: OCaml code is named per build
+        return "benchmark"
     if sym.startswith("bench_ref_"):
         return "rooting, inline"
-    if sym == "pool_sweep":  # the runtime's shared heap, not a rooting pool
-        return "runtime, libc"
-    if LIBRARY.match(sym):
+    if sym in rooting:
         return "rooting, out of line"
-    if BENCHMARK.match(sym):
-        return "benchmark"
     return "runtime, libc"
 
 
@@ -73,6 +73,8 @@ def main():
     ap.add_argument("--domains", default="1,2", help="comma-separated")
     ap.add_argument("--mode", default="prodcons")
     ap.add_argument("--top", type=int, default=10)
+    ap.add_argument("--reference", default=os.path.join(BUILD, "ocaml", "parallel.exe"),
+                    help="the no-rooting build, whose code symbols are not rooting")
     ap.add_argument("impls", nargs="*", help="NAME=EXE (default: boxroot, upstream, ocaml)")
     a = ap.parse_args()
     impls = [i.split("=", 1) for i in a.impls] or \
@@ -80,6 +82,10 @@ def main():
     impls = [(n, e) for n, e in impls if os.access(e, os.X_OK)]
     if not impls:
         sys.exit("perf_parallel: no executable (run `make bench-build` first)")
+    if not os.access(a.reference, os.X_OK):
+        sys.exit(f"perf_parallel: no reference executable {a.reference} (run `make bench-build`)")
+    reference = code_symbols(a.reference)
+    rooting = {n: code_symbols(e) - reference for n, e in impls}
     doms = [int(d) for d in a.domains.split(",")]
     cols = [(n, e, d) for d in doms for n, e in impls]
     label = lambda n, d: f"{n}, {d}d"
@@ -91,7 +97,7 @@ def main():
             for name, exe, d in cols:  # interleaved
                 args = [f"mode={a.mode}", f"domains={d}", f"roots={a.roots}"]
                 for sym, kernel, n in profile(exe, args, data):
-                    by_cat[label(name, d)][category(sym, kernel)] += n
+                    by_cat[label(name, d)][category(sym, kernel, rooting[name])] += n
                     by_sym[label(name, d)][sym] += n
             print(f"perf_parallel: repetition {r + 1}/{a.reps} done", file=sys.stderr, flush=True)
     ns = lambda samples: samples / FREQ / a.reps / a.roots * 1e9
