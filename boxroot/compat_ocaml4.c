@@ -154,6 +154,7 @@ void boxroot__compat_darken_block(void *state, uintptr_t *header, uintptr_t wosi
 {
   (void)state; (void)header; (void)wosize;
 }
+uintptr_t boxroot__compat_unmarked_header(uintptr_t wosize) { (void)wosize; return 0; }
 int boxroot__compat_domain_id(void *state) { (void)state; return 0; }
 int boxroot__compat_marking_done(void *state) { (void)state; return 1; }
 uint32_t boxroot__compat_cycle(void) { return 0; }

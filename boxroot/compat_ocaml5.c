@@ -78,11 +78,16 @@ void boxroot__compat_darken(void *state, value v)
   if (Is_block(v) && !Is_young(v)) caml_darken(state, v, NULL);
 }
 
+/* The cycle's unmarked status: the marker that reaches the block marks
+   its header and pushes its fields on the mark stack. */
+uintptr_t boxroot__compat_unmarked_header(uintptr_t wosize)
+{
+  return Make_header(wosize, 0, caml_global_heap_state.UNMARKED);
+}
+
 void boxroot__compat_darken_block(void *state, uintptr_t *header, uintptr_t wosize)
 {
-  /* The cycle's unmarked status: caml_darken marks the header and pushes
-     the fields on the mark stack. */
-  *header = Make_header(wosize, 0, caml_global_heap_state.UNMARKED);
+  *header = boxroot__compat_unmarked_header(wosize);
   caml_darken(state, Val_hp(header), NULL);
 }
 

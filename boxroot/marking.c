@@ -4,29 +4,51 @@
    OCaml 5 starts each major cycle by darkening every root inside a
    stop-the-world section; darkening slot by slot would stop every domain
    for a time proportional to the number of roots. Instead the scan hook
-   darkens each pool once, as one OCaml block whose fields are its slots:
-   the runtime marks its header and pushes the slots on the domain's mark
-   stack, and its incremental marker reads them in later slices, as it
-   reads the fields of an array. What makes that correct:
+   gives the runtime's incremental marker each pool as one OCaml block
+   whose fields are its slots, and these blocks as the fields of one
+   block per domain, its directory; the marker reads them in later
+   slices, as it reads the fields of arrays. What makes that correct:
 
+   M0 The mark stack's bound. The runtime sizes each domain's mark stack
+      by that domain's own major heap, which does not count our pools,
+      and it does not grow a stack that holds only entries of more than
+      64 words: pushing one entry per pool overflowed it (the write past
+      its end corrupted the heap) with about 4,000 pools on a small heap.
+      So the hook darkens one block per domain, the directory, whose
+      fields are the domain's pools: one mark-stack entry. The marker then
+      takes pools from the directory as it takes any block's fields,
+      through its prefetch buffer of 256 values, and pushes a pool's
+      remaining range only when that buffer is full: at most about 256
+      pool entries and one directory entry are on a stack at any time,
+      whatever the number of pools (under 1/16 of the stack's initial
+      4096 entries). The directory is a C array laid out as a block (its
+      header, then the pools' first slots), filled by the owner's hook at
+      each cycle start and read by the marker until that cycle's marking
+      is over; so it is reallocated only at a cycle start, and freed at
+      teardown, after boxroot__marking_quiesce. A domain whose directory
+      cannot grow (out of memory), or whose hook darkens twice in one
+      cycle, marks the pools that do not fit slot by slot (scan.c).
    M1 Shape and colour. The word before a pool's first slot is a block
       header (pool.h), written by the owner's hook at each cycle start
-      right before darkening (boxroot__compat_darken_block): tag 0,
-      wosize = `fresh - slots`, and the cycle's UNMARKED status, so that
-      caml_darken marks it and pushes its fields. Nothing else ever reads this header: no OCaml value points
+      as the pool goes into the directory: tag 0, wosize = `fresh -
+      slots`, and the cycle's UNMARKED status, so that the marker that
+      reaches it through the directory marks it and pushes its fields.
+      Nothing else ever reads this header: no OCaml value points
       into a pool (the debug build rejects such values), the sweeper walks
       only the runtime's own pools, and compaction and heap verification
       reach our slots through the hook, slot by slot (scan.c). So its
       colour never has to be kept valid across cycles (the runtime
       rotates their meaning): free, orphaned, recycled and new pools need
-      no colour, since each darkening writes the header afresh.
+      no colour, since each cycle start writes the header afresh.
    M2 Readable fields. From its cycle start until marking ends, a domain's
-      marker may read any slot of the ranges it was given, at any time
+      marker may read its directory and any slot of the pools listed
+      there (the range up to `fresh` as it was then), at any time
       (also one slot at a time, after mark_stack_prune compressed a range
       into addresses). Every such word is an OCaml value or odd: allocated
       slots hold values (immediates and young blocks are ignored), free
       slots odd links (pool.h); slots at or above `fresh` at the cycle
-      start are not in the range. The range stays mapped and is never
+      start are not in the range. The pool's header, once the marker
+      reached it, is not read again. The range stays mapped and is never
       decommitted (a decommitted page reads 0, a pointer to the marker)
       while the flag below is up (chunk.c), and is unmapped only at
       teardown, which first completes the cycle (boxroot__marking_quiesce). A pool
@@ -38,7 +60,7 @@
       promoted by a minor collection), provided every pointer overwritten
       during marking is darkened first, as caml_modify does. A slot
       pushed at the cycle start but read later is such a pointer. So:
-      - When its hook pushes a pool, the owner sets bit 0 of the pool's
+      - When its hook enlists a pool in the directory, the owner sets bit 0 of the pool's
         `owner_key` (the barrier bit; pool_set_owner keeps it when the
         pool changes hands). The owner's deletions then miss the fast
         path's key comparison, and every modification tests the bit
@@ -68,10 +90,10 @@
       with a minor collection, so pushed pools hold no young value then;
       young values stored later are ignored by the marker.
    M4 The flag. `boxroot__marking_epoch` is 0 unless some domain's mark
-      stack may hold pools. Pools are pushed only at cycle starts, and a
+      stack may hold pools. Directories are pushed only at cycle starts, and a
       domain's stack is empty once its `marking_done` is set. So each
       domain's hook, always stop-the-world, counts its domain when it
-      pushes a pool (and sets the flag to the cycle's epoch), and
+      enlists a pool (and sets the flag to the cycle's epoch), and
       uncounts it at a later scan that finds its marking done; so does
       the barrier's slow path, on the domain whose lock it holds (its
       hook never runs meanwhile). The flag drops to 0 with the count.
@@ -95,11 +117,12 @@
    root), ops +14% (it runs its loops right after Gc.full_major, in
    marking that never ends as they do not allocate).
 
-   Domains: each domain's hook pushes the pools it owns (orphans are
-   adopted first: domain.c) on its own stack. A domain that terminates
+   Domains: each domain's hook puts the pools it owns (orphans are
+   adopted first: domain.c) in its own directory, on its own stack. A domain that terminates
    during marking finishes its marking before it goes (runtime), reading
    pools that others may have adopted meanwhile: harmless by M2. */
 #include <pthread.h>
+#include <stdlib.h>
 #include "marking.h"
 
 uint32_t boxroot__marking_epoch; /* the flag (M4): 0, or `epoch` */
@@ -171,18 +194,88 @@ static void set_barrier_bit(pool *p, uintptr_t bit)
   boxroot__store(&p->shared.owner_key, (void const *)(key | bit), RELEASE);
 }
 
-long boxroot__marking_darken_pool(pool *p, void *domain_state)
+/* The directories (M0): one per domain id. `epoch` is the cycle whose
+   marking may read `block` (0: none), `capacity` the fields `block` has
+   room for, `count` those written so far at this cycle start, `open`
+   whether this cycle start is filling it. Only domain id's hook touches
+   its entry. */
+/* A directory's first capacity, in pools (it doubles as needed). */
+#define DIRECTORY_MIN_FIELDS 64
+
+struct directory {
+  uintptr_t *block; /* block[0]: the header; then the pools' first slots */
+  size_t capacity, count;
+  uint32_t epoch;
+  int open;
+};
+static struct directory directories[BOXROOT__MAX_DOMAINS];
+
+#ifdef BOXROOT_TESTING
+static long directory_growths_allowed = -1;
+void boxroot__testing_fail_directory_growth_after(long n)
+{
+  directory_growths_allowed = n;
+}
+static int directory_growth_fails(void)
+{
+  if (directory_growths_allowed < 0) return 0;
+  if (directory_growths_allowed == 0) return 1;
+  directory_growths_allowed--;
+  return 0;
+}
+#else
+static int directory_growth_fails(void) { return 0; }
+#endif
+
+void boxroot__marking_directory_open(void *domain_state)
+{
+  struct directory *dir = &directories[boxroot__compat_domain_id(domain_state)];
+  /* A second darkening scan in one cycle finds this cycle's directory
+     perhaps under the marker's eyes: it marks its pools slot by slot. */
+  dir->open = dir->epoch != current_epoch();
+  dir->count = 0;
+}
+
+/* Room for one more field; false if memory is short. The block may move:
+   no marker reads it (M0). */
+static int directory_reserve(struct directory *dir)
+{
+  if (dir->count < dir->capacity) return 1;
+  size_t capacity = dir->capacity == 0 ? DIRECTORY_MIN_FIELDS : 2 * dir->capacity;
+  uintptr_t *block = directory_growth_fails() ? NULL
+    : realloc(dir->block, (capacity + 1) * sizeof(uintptr_t));
+  if (block == NULL) return 0;
+  dir->block = block;
+  dir->capacity = capacity;
+  return 1;
+}
+
+long boxroot__marking_enlist_pool(pool *p, void *domain_state)
 {
   if (pool_alloc_count(p) == 0) return 0;
-  uintptr_t slots = (uintptr_t)(p->fresh - p->slots);
-  /* Counted before its pools are pushed; no reset runs meanwhile (M4). */
   int id = boxroot__compat_domain_id(domain_state);
+  struct directory *dir = &directories[id];
+  if (!dir->open || !directory_reserve(dir)) return -1;
+  uintptr_t slots = (uintptr_t)(p->fresh - p->slots);
+  /* Counted before its pools can be marked; no reset runs meanwhile
+     (M4). */
   if (counted_in[id] != current_epoch()) count_domain(id);
   /* The owner's next deletion in this pool runs the barrier (M3). */
   p->barriers = 0;
   set_barrier_bit(p, 1);
-  boxroot__compat_darken_block(domain_state, &p->block_header, slots);
+  p->block_header = boxroot__compat_unmarked_header(slots); /* M1 */
+  dir->block[1 + dir->count++] = (uintptr_t)p->slots;
   return (long)slots;
+}
+
+void boxroot__marking_directory_push(void *domain_state)
+{
+  struct directory *dir = &directories[boxroot__compat_domain_id(domain_state)];
+  if (!dir->open) return;
+  dir->open = 0;
+  if (dir->count == 0) return;
+  dir->epoch = current_epoch();
+  boxroot__compat_darken_block(domain_state, dir->block, dir->count);
 }
 
 void boxroot__marking_observe(void *domain_state)
@@ -268,7 +361,12 @@ bool boxroot__modify_marking(boxroot *r, value v)
 void boxroot__marking_quiesce(void)
 {
   /* Completing the current cycle empties every mark stack; the hooks are
-     gone, so the next cycle pushes no pool. */
+     gone, so the next cycle pushes no pool, and no marker reads a
+     directory any more. */
   if (marking_pools_may_be_marked()) boxroot__compat_finish_major_cycle();
   reset_count();
+  for (int id = 0; id < BOXROOT__MAX_DOMAINS; id++) {
+    free(directories[id].block);
+    directories[id] = (struct directory){ 0 };
+  }
 }

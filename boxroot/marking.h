@@ -7,10 +7,15 @@
 #include "pool.h"
 
 /* At the major cycle start (the scan hook with caml_darken, for the
-   domain whose state is `domain_state`): gives the pool's allocated
-   prefix to the runtime's marker as one block, and returns the number of
-   slots handed over (0 if the pool holds no root). */
-long boxroot__marking_darken_pool(pool *p, void *domain_state);
+   domain whose state is `domain_state`), the directory of marking.c
+   (M0): open it, enlist each pool, then push it on the domain's mark
+   stack. Enlisting gives the pool's allocated prefix to the runtime's
+   marker as one block, and returns the number of slots handed over (0 if
+   the pool holds no root), or -1 if the directory has no room for it: the
+   caller then darkens its values slot by slot. */
+void boxroot__marking_directory_open(void *domain_state);
+long boxroot__marking_enlist_pool(pool *p, void *domain_state);
+void boxroot__marking_directory_push(void *domain_state);
 
 /* Every scan hook of the domain whose state is `domain_state` (NULL on
    OCaml 4.14), stop-the-world: lowers the flag below once that domain's
@@ -49,7 +54,7 @@ static inline int marking_collect_needs_barrier(void *domain_state, pool *p)
 void boxroot__marking_delete_owned(pool *p, void **slot, void const *key);
 
 /* Teardown, hooks removed, before pools are unmapped: waits until no
-   mark stack holds a pool. Domain lock held. */
+   mark stack holds a pool, and frees the directories. Domain lock held. */
 void boxroot__marking_quiesce(void);
 
 #endif

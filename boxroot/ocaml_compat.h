@@ -236,9 +236,10 @@ void boxroot__compat_point_thread_cursor(int id);
      thread holds (passed to the scan hook as `domain_state`);
    - boxroot__compat_darken(state, v): darkens `v` if it is a block of
      the major heap, on `state`'s mark stack (as caml_modify does);
-   - boxroot__compat_darken_block(state, header, wosize): writes an
-     unmarked header of tag 0 and size `wosize` at `header`, and darkens
-     the block that follows it;
+   - boxroot__compat_unmarked_header(wosize): the header of a block of
+     tag 0 and size `wosize` that the current cycle has yet to mark;
+   - boxroot__compat_darken_block(state, header, wosize): writes such a
+     header at `header`, and darkens the block that follows it;
    - boxroot__compat_domain_id(state), boxroot__compat_marking_done(state);
    - boxroot__compat_cycle(): the number of major cycles started so far;
    - boxroot__compat_in_main_marking_phase(): whether the runtime may
@@ -247,6 +248,7 @@ void boxroot__compat_point_thread_cursor(int id);
 int boxroot__compat_marks_pools_as_blocks(void);
 void *boxroot__compat_state(void);
 void boxroot__compat_darken(void *state, value v);
+uintptr_t boxroot__compat_unmarked_header(uintptr_t wosize);
 void boxroot__compat_darken_block(void *state, uintptr_t *header, uintptr_t wosize);
 int boxroot__compat_domain_id(void *state);
 int boxroot__compat_marking_done(void *state);

@@ -116,7 +116,8 @@ enum scan_kind {
   SCAN_YOUNG,   /* minor collection: young values, slot by slot */
   SCAN_ALL,     /* compaction, heap verification, OCaml 4.14's cycle
                    start: every value, slot by slot */
-  SCAN_DARKEN   /* OCaml 5's cycle start: the pool as one block (marking.c) */
+  SCAN_DARKEN   /* OCaml 5's cycle start: the pool as one block, through
+                   the domain's directory (marking.c) */
 };
 
 static enum scan_kind major_scan_kind(boxroot__scanner sc)
@@ -130,7 +131,11 @@ static long scan_pool(pool *p, boxroot__scanner sc, enum scan_kind kind,
 {
   switch (kind) {
   case SCAN_YOUNG: return scan_pool_young(p, sc);
-  case SCAN_DARKEN: return boxroot__marking_darken_pool(p, domain_state);
+  case SCAN_DARKEN: {
+    long enlisted = boxroot__marking_enlist_pool(p, domain_state);
+    if (enlisted >= 0) return enlisted;
+    return scan_pool_all_with(p, sc, 1); /* no room in the directory */
+  }
   default:
     return BOXROOT__IS_DARKEN(sc) ? scan_pool_all_with(p, sc, 1)
                                   : scan_pool_all_with(p, sc, 0);
@@ -148,8 +153,8 @@ static long scan_ring(struct boxroot_domain *d, int cls, int new_cls,
 {
   void *barrier_state = barrier ? domain_state : NULL;
   long scanned = 0;
-  /* Darkening a pool reads its first line of slots only. */
-  int prefetch = kind == SCAN_DARKEN ? SLOTS_PER_LINE : SCAN_PREFETCH_SLOTS;
+  /* Enlisting a pool in the directory reads no slot. */
+  int prefetch = kind == SCAN_DARKEN ? 0 : SCAN_PREFETCH_SLOTS;
   for (pool *p = boxroot__domain_detach_ring(d, cls), *after; p != NULL; p = after) {
     after = p->next;
     if (after != NULL) prefetch_pool(after, prefetch);
@@ -192,8 +197,10 @@ static void scan_major(struct boxroot_domain *d, boxroot__scanner sc, void *doma
 {
   boxroot__store(&d->delayed_flag, 0, SEQ_CST);
   enum scan_kind kind = major_scan_kind(sc);
+  if (kind == SCAN_DARKEN) boxroot__marking_directory_open(domain_state);
   long scanned = scan_ring(d, CLASS_YOUNG, CLASS_YOUNG, sc, kind, domain_state, 0);
   scanned += scan_ring(d, CLASS_OLD, CLASS_OLD, sc, kind, domain_state, 0);
+  if (kind == SCAN_DARKEN) boxroot__marking_directory_push(domain_state);
   d->stats.major_slots_scanned += scanned;
   d->stats.major_scans++;
 }

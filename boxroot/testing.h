@@ -14,6 +14,11 @@ extern "C" {
    negative `n` (the default, no injected failure). */
 void boxroot__testing_fail_pool_allocations_after(long n);
 
+/* After `n` more successful growths of a directory (marking.c), every
+   growth fails as if out of memory, until called again with a negative
+   `n` (the default). */
+void boxroot__testing_fail_directory_growth_after(long n);
+
 /* Checks the invariants of the rings of the domain whose lock this
    thread holds (invariants.h); aborts with a message if one is broken.
    Returns 0 (nothing checked) without a lock or before setup. */

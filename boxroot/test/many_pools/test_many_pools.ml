@@ -1,0 +1,1 @@
+let () = Many_pools.run "no systhreads"
