@@ -289,8 +289,8 @@ static void orphan_all(struct boxroot_domain *d)
 void boxroot__domain_terminate(int id)
 {
   /* Deletions it gathered go to their pools first, even if it never
-     created a root (remote.c). */
-  boxroot__remote_flush(id);
+     created a root, and later ones at once (remote.c). */
+  boxroot__remote_terminate(id);
   if (boxroot__domains[id] == NULL) return; /* never created a root */
   struct boxroot_domain *d = domain_get_any(id);
   orphan_all(d);

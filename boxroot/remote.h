@@ -18,6 +18,9 @@ int boxroot__remote_collect(struct boxroot_domain *d, pool *p, void *barrier_sta
 /* Publishes the deletions that domain `dom` gathered in its cursor
    (remote.c). Its lock held, or its scan or termination hook. */
 void boxroot__remote_flush(int dom);
+/* Domain `dom` terminates (its terminated hook, lock held): publishes
+   its run, and makes each of its later deletions publish at once. */
+void boxroot__remote_terminate(int dom);
 /* How many deletions the domain of cursor `c` gathered and has not
    published yet (statistics; racy unless its lock is held). */
 static inline long remote_unpublished(struct boxroot__alloc_cursor const *c)
