@@ -13,7 +13,7 @@
      `boxroot__empty_pool`, whose free list is always empty;
    - `owner` is the id of the domain that may change the pool's free list
      without synchronisation, or BOXROOT__NO_OWNER (never a domain id);
-     `owner_key` is that domain's key (ocaml_compat.h), or
+     the key in `owner_word` is that domain's (ocaml_compat.h), or
      BOXROOT__NO_OWNER_KEY, which is neither NULL nor a domain's key;
    - a young pool (`cls == BOXROOT__CLASS_YOUNG`) is scanned at every
      minor collection; any other pool holds no young value.
@@ -87,7 +87,7 @@ extern "C" {
    lines (pool.h). The owner writes the first at every creation and local
    deletion; the second changes only with the pool's owner or class (and
    holds remote.c's `pending` flag), so that other threads read it (a
-   remote boxroot_delete tests `owner_key`, any domain's boxroot_modify
+   remote boxroot_delete tests `owner_word`, any domain's boxroot_modify
    reads `cls`) without taking the first line away from the owner's cache
    at every root. */
 struct boxroot__pool_hot {
@@ -99,11 +99,60 @@ struct boxroot__pool_hot {
 struct boxroot__pool_shared {
   int32_t owner;        /* read by any thread: relaxed atomic access */
   int32_t cls;          /* read by any domain: relaxed atomic access */
-  /* Read by any thread: relaxed atomic access. The owner's key, plus 1
-     while the owner must run the deletion barrier before its next
-     deletion (marking.c). */
-  void const *owner_key;
+  /* Read by any thread: atomic access, only through the functions below. */
+  uintptr_t owner_word;
 };
+
+/* A pool's owner word: the owner's key (ocaml_compat.h), plus the
+   barrier bit while the owner must run the deletion barrier before its
+   next deletion in the pool (marking.c). Keys are aligned, so bit 0 is
+   free; the delete fast path compares the whole word with the caller's
+   key, so that the bit sends the owner to the slow path too. Only the
+   owner writes the word (pool.h). The barrier exists on OCaml 5 only
+   (BOXROOT__COMPAT_DELETION_BARRIER). */
+typedef struct { uintptr_t bits; } boxroot__owner_word;
+#define BOXROOT__BARRIER_BIT ((uintptr_t)1)
+
+/* Not compound literals: this header is C++ too. */
+static inline boxroot__owner_word boxroot__owner_word_relaxed(struct boxroot__pool_shared const *s)
+{
+  boxroot__owner_word w;
+  w.bits = boxroot__load(&s->owner_word, RELAXED);
+  return w;
+}
+/* A clear bit read with acquire follows the owner's darkening of the
+   pool's values (marking.c, M3). */
+static inline boxroot__owner_word boxroot__owner_word_acquire(struct boxroot__pool_shared const *s)
+{
+  boxroot__owner_word w;
+  w.bits = boxroot__load(&s->owner_word, ACQUIRE);
+  return w;
+}
+static inline boxroot__owner_word boxroot__owner_word_make(void const *key, int barrier)
+{
+  boxroot__owner_word w;
+  w.bits = (uintptr_t)key | (barrier ? BOXROOT__BARRIER_BIT : 0);
+  return w;
+}
+/* Whether `key` owns the pool and the barrier bit is clear. */
+static inline int boxroot__owner_word_is(boxroot__owner_word w, void const *key)
+{
+  return w.bits == (uintptr_t)key;
+}
+static inline int boxroot__owner_word_barrier(boxroot__owner_word w)
+{
+  return BOXROOT__COMPAT_DELETION_BARRIER && (w.bits & BOXROOT__BARRIER_BIT) != 0;
+}
+static inline void const *boxroot__owner_word_key(boxroot__owner_word w)
+{
+  return (void const *)(w.bits & ~BOXROOT__BARRIER_BIT);
+}
+/* Whether a pool's barrier bit is set (acquire). */
+static inline int boxroot__pool_barrier_bit(struct boxroot__pool_shared const *s)
+{
+  return BOXROOT__COMPAT_DELETION_BARRIER
+    && boxroot__owner_word_barrier(boxroot__owner_word_acquire(s));
+}
 
 /* Written only by the thread holding domain d's lock, or by d's scan
    hook (stop-the-world); a line each. */
@@ -219,7 +268,7 @@ static inline void boxroot_delete(boxroot r)
   void const *key = boxroot__compat_lock_key();
   /* NULL (no lock) is never an owner's key, BOXROOT__NO_OWNER_KEY no
      domain's. */
-  if (BOXROOT__LIKELY(key == boxroot__load(&boxroot__pool_shared(pool)->owner_key, RELAXED))) {
+  if (BOXROOT__LIKELY(boxroot__owner_word_is(boxroot__owner_word_relaxed(boxroot__pool_shared(pool)), key))) {
     boxroot__delete_local(pool, r, key);
   } else {
     /* A remote deletion, or the owner's deletion while the pool needs
@@ -249,7 +298,7 @@ static inline bool boxroot_modify(boxroot *r, value v)
     return boxroot__modify_slow(r, v);
   /* The deletion barrier (marking.c): the old value may be the only trace
      of a value that the marker has yet to see. */
-  if (BOXROOT__UNLIKELY(boxroot__compat_barrier_bit(&boxroot__pool_shared(pool)->owner_key)))
+  if (BOXROOT__UNLIKELY(boxroot__pool_barrier_bit(boxroot__pool_shared(pool))))
     return boxroot__modify_marking(r, v);
   /* Atomic: the owner may be reading the slot (marking.c). */
   boxroot__store((value *)root, v, RELAXED);

@@ -44,9 +44,7 @@ static int check_ring(struct boxroot_domain *d, int cls, pool *current)
     CHECK(p->next->prev == p && p->prev->next == p);
     CHECK(boxroot__load(&p->shared.cls, RELAXED) == cls);
     CHECK(boxroot__load(&p->shared.owner, RELAXED) == d->id);
-    /* Bit 0: the deletion barrier's (marking.c). */
-    CHECK(((uintptr_t)boxroot__load(&p->shared.owner_key, RELAXED) & ~(uintptr_t)1)
-          == (uintptr_t)d->key);
+    CHECK(boxroot__owner_word_key(boxroot__owner_word_relaxed(&p->shared)) == d->key);
     check_pool(p);
     int count = pool_alloc_count(p);
     if (cls != CLASS_FREE && p != current) CHECK(count > 0);

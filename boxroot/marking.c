@@ -61,7 +61,7 @@
       during marking is darkened first, as caml_modify does. A slot
       pushed at the cycle start but read later is such a pointer. So:
       - When its hook enlists a pool in the directory, the owner sets bit 0 of the pool's
-        `owner_key` (the barrier bit; pool_set_owner keeps it when the
+        owner word (the barrier bit: boxroot_internal.h; pool_set_owner keeps it when the
         pool changes hands). The owner's deletions then miss the fast
         path's key comparison, and every modification tests the bit
         (boxroot_internal.h): both come here first.
@@ -185,15 +185,6 @@ static void uncount_if_done(void *state)
   if (counted_in[id] != 0 && boxroot__compat_marking_done(state)) uncount_domain(id);
 }
 
-/* Bit 0 of `owner_key` (boxroot_internal.h): set while the owner has yet
-   to darken the pool's values. Written by the owner; RELEASE so that a
-   thread that reads it clear (ACQUIRE) follows that darkening. */
-static void set_barrier_bit(pool *p, uintptr_t bit)
-{
-  uintptr_t key = (uintptr_t)boxroot__load(&p->shared.owner_key, RELAXED) & ~(uintptr_t)1;
-  boxroot__store(&p->shared.owner_key, (void const *)(key | bit), RELEASE);
-}
-
 /* The directories (M0): one per domain id. `epoch` is the cycle whose
    marking may read `block` (0: none), `capacity` the fields `block` has
    room for, `count` those written so far at this cycle start, `open`
@@ -262,7 +253,7 @@ long boxroot__marking_enlist_pool(pool *p, void *domain_state)
   if (counted_in[id] != current_epoch()) count_domain(id);
   /* The owner's next deletion in this pool runs the barrier (M3). */
   p->barriers = 0;
-  set_barrier_bit(p, 1);
+  pool_set_barrier_bit(p, 1);
   p->block_header = boxroot__compat_unmarked_header(slots); /* M1 */
   dir->block[1 + dir->count++] = (uintptr_t)p->slots;
   return (long)slots;
@@ -294,6 +285,7 @@ void boxroot__marking_observe(void *domain_state)
 static void darken_slots(void **from, void **to, void *state)
 {
   uncount_if_done(state);
+  (void)from; (void)to;
 #ifndef BOXROOT_TESTING_NO_DELETION_BARRIER /* a broken build for tests */
   if (marking_pools_may_be_marked())
     for (void **s = from; s < to; s++)
@@ -306,7 +298,7 @@ static void darken_slots(void **from, void **to, void *state)
 static void snapshot_pool(pool *p, void *state)
 {
   darken_slots(p->slots, p->fresh, state);
-  set_barrier_bit(p, 0);
+  pool_set_barrier_bit(p, 0);
 }
 
 /* The owner's barrier darkens the slot's old value or, once the pool has
@@ -343,10 +335,10 @@ bool boxroot__modify_marking(boxroot *r, value v)
   boxroot root = *r;
   pool *p = pool_of_slot(root);
   /* ACQUIRE: a clear bit follows the owner's darkening. */
-  uintptr_t key = (uintptr_t)boxroot__load(&p->shared.owner_key, ACQUIRE);
-  if (key & 1) {
+  boxroot__owner_word owner = boxroot__owner_word_acquire(&p->shared);
+  if (boxroot__owner_word_barrier(owner)) {
     void *state = boxroot__compat_state();
-    if (key - 1 == (uintptr_t)boxroot__compat_lock_key()) {
+    if (boxroot__owner_word_key(owner) == boxroot__compat_lock_key()) {
       boxroot__marking_owner_barrier(p, (void **)root, state);
     } else {
       /* Another domain's pool: this root's old value only, so as not to

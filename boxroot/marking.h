@@ -46,7 +46,7 @@ void boxroot__marking_owner_barrier(pool *p, void **slot, void *domain_state);
 static inline int marking_collect_needs_barrier(void *domain_state, pool *p)
 {
   return domain_state != NULL
-    && BOXROOT__UNLIKELY(boxroot__compat_barrier_bit(&p->shared.owner_key));
+    && BOXROOT__UNLIKELY(boxroot__pool_barrier_bit(&p->shared));
 }
 
 /* The owner's deletion of `slot` of `p` while the pool has the barrier

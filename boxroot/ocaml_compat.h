@@ -151,13 +151,9 @@ static inline int boxroot__compat_key_domain(void const *key)
   return ((caml_domain_state const *)key)->id;
 }
 
-/* Whether a pool's `owner_key` has the bit that calls for the deletion
-   barrier (marking.c). ACQUIRE (a plain load on x86-64): a clear bit
-   follows the owner's darkening of the pool's values. */
-static inline int boxroot__compat_barrier_bit(void const *const *owner_key)
-{
-  return (uintptr_t)boxroot__load(owner_key, ACQUIRE) & 1;
-}
+/* Pools are marked as blocks, which needs the deletion barrier
+   (marking.c; the barrier bit: boxroot_internal.h). */
+#define BOXROOT__COMPAT_DELETION_BARRIER 1
 
 /* The per-thread cursor cache (above; defined in compat_ocaml5.c). */
 struct boxroot__thread_cursor {
@@ -207,11 +203,7 @@ static inline int boxroot__compat_key_domain(void const *key)
 }
 
 /* Marking: slot by slot, at the cycle start; no barrier (see above). */
-static inline int boxroot__compat_barrier_bit(void const *const *owner_key)
-{
-  (void)owner_key;
-  return 0;
-}
+#define BOXROOT__COMPAT_DELETION_BARRIER 0
 
 /* Whether this thread holds the master lock, for the slow paths of
    functions that need it: asks the runtime when the hooks cannot tell,

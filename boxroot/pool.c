@@ -15,7 +15,7 @@ _Static_assert(offsetof(pool, shared) == BOXROOT__POOL_SHARED_OFFSET,
                "the fast paths find the shared header line at a fixed offset");
 _Static_assert(offsetof(pool, delayed_pending) / CACHE_LINE
                == offsetof(pool, shared) / CACHE_LINE,
-               "a remote deletion reads owner_key and pending on one line");
+               "a remote deletion reads owner_word and pending on one line");
 
 _Static_assert(BOXROOT_FRESH_BATCH % SLOTS_PER_LINE == 0 && POOL_SLOTS % SLOTS_PER_LINE == 0
                && offsetof(pool, slots) % CACHE_LINE == 0,

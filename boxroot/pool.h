@@ -151,12 +151,22 @@ static inline int pool_free_slots(pool *p, void **base, uintptr_t bits)
   return n;
 }
 
-/* Keeps the deletion barrier's bit of `owner_key` (marking.c). */
+/* Keeps the barrier bit of the owner word (marking.c). */
 static inline void pool_set_owner(pool *p, int32_t owner, void const *owner_key)
 {
-  uintptr_t barrier = (uintptr_t)boxroot__load(&p->shared.owner_key, RELAXED) & 1;
+  int barrier = boxroot__owner_word_barrier(boxroot__owner_word_relaxed(&p->shared));
   boxroot__store(&p->shared.owner, owner, RELAXED);
-  boxroot__store(&p->shared.owner_key, (void const *)((uintptr_t)owner_key | barrier), RELAXED);
+  boxroot__store(&p->shared.owner_word,
+                 boxroot__owner_word_make(owner_key, barrier).bits, RELAXED);
+}
+/* Sets or clears the barrier bit (marking.c): the owner. RELEASE, so
+   that a thread that reads it clear (acquire) follows the darkening that
+   preceded the clearing. */
+static inline void pool_set_barrier_bit(pool *p, int barrier)
+{
+  void const *key = boxroot__owner_word_key(boxroot__owner_word_relaxed(&p->shared));
+  boxroot__store(&p->shared.owner_word, boxroot__owner_word_make(key, barrier).bits,
+                 RELEASE);
 }
 static inline void pool_set_class(pool *p, int32_t cls)
 {

@@ -216,6 +216,13 @@ void delete_purely_remote_slow(pool *p, uintptr_t *word, uintptr_t bit)
   publish(p, word, bit);
 }
 
+/* Whether `key` owns `p` and must run its deletion barrier first. */
+static inline int owned_with_barrier(pool *p, void const *key)
+{
+  boxroot__owner_word owner = boxroot__owner_word_relaxed(&p->shared);
+  return boxroot__owner_word_barrier(owner) && boxroot__owner_word_key(owner) == key;
+}
+
 /* The deletion of `slot` by a thread that is not known to own its pool:
    `key` is its lock key. Every path ends in a tail call or in R1, so that
    none saves a register. `check_owner`: whether `key` may be the owner's
@@ -234,8 +241,7 @@ void delete_not_local(void **slot, void const *key, int check_owner)
     if (BOXROOT__LIKELY((void *)word == c->run_word)) {               /* R1 */
       debug_check_remote_delete(p, word, c->run_bits & bit);
       c->run_bits |= bit;
-    } else if (check_owner && (uintptr_t)boxroot__load(&p->shared.owner_key, RELAXED)
-                              == (uintptr_t)key + 1) {
+    } else if (check_owner && owned_with_barrier(p, key)) {
       boxroot__marking_delete_owned(p, slot, key);
     } else {
       start_run(c, word, bit);                                       /* R2 */
