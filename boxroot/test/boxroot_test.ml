@@ -55,3 +55,22 @@ let env_int name default =
 let finish name =
   Printf.printf "%s: %d passed, %d failed\n%!" name (!checks - !failures) !failures;
   exit (if !failures = 0 then 0 else 1)
+
+(* Marking (stubs.c). OCaml 5.5 starts each major cycle with a
+   sweep-only phase and darkens the roots later, in the stop-the-world
+   section of a minor collection; earlier versions darken them at the
+   cycle start. A test of what happens while pools wait on a mark stack
+   first drives the runtime into marking: a little allocation, sweeping
+   work and a minor collection at a time, until the phase says marking.
+   False if it never did. *)
+external marking_started : unit -> bool = "test_marking_started"
+let drive_into_marking () =
+  let rec go k =
+    marking_started ()
+    || k > 0 && begin
+      ignore (Sys.opaque_identity (Array.make 1000 0));
+      ignore (Gc.major_slice 0);
+      Gc.minor ();
+      go (k - 1)
+    end in
+  go 100_000

@@ -188,4 +188,22 @@ value test_delete_foreign_thread(value r)
   return Val_unit;
 }
 
-
+/* Whether the current major cycle has started marking: on OCaml 5.5 a
+   cycle starts with a sweep-only phase, and roots (our directories) are
+   darkened later, in a minor collection's stop-the-world section; before
+   5.5, at the cycle start. OCaml 4.14: always (slot by slot). */
+#if BOXROOT_MULTICORE
+#define CAML_INTERNALS
+#include <caml/major_gc.h>
+#endif
+value test_marking_started(value unit)
+{
+  (void)unit;
+#if !BOXROOT_MULTICORE
+  return Val_true;
+#elif OCAML_VERSION_MINOR >= 5
+  return Val_bool(caml_marking_started());
+#else
+  return Val_bool(caml_gc_phase == Phase_sweep_and_mark_main);
+#endif
+}

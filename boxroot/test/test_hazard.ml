@@ -6,7 +6,9 @@
    value be collected: the deletion barrier darkens it.
 
    Right after Gc.full_major a new cycle has started and no marking work
-   has run. Then, without allocating on the minor heap: copy each root's
+   has run; on OCaml 5.5 the test then drives the runtime into marking
+   (Boxroot_test.drive_into_marking), since that cycle starts by sweeping
+   only. Then, without allocating on the minor heap: copy each root's
    value into a fresh major-heap array, and drop the root, in four ways
    (local delete, modify to an immediate, delete from another domain or
    thread, delete from a C thread holding no lock), then a minor
@@ -64,8 +66,10 @@ let round r =
   let weak = Weak.create total in
   Array.iteri (fun i root -> Weak.set weak i (Some (get root))) roots;
   shared := roots;
-  (* Values old, a cycle just started: the pools wait on a mark stack. *)
+  (* Values old, a cycle just started: once it marks, the pools wait on a
+     mark stack. *)
   Gc.full_major ();
+  check (drive_into_marking ()) "round %d: the runtime never started marking" r;
   let hidden = Array.make total (Obj.repr 0) in (* > Max_young_wosize *)
   for i = 0 to total - 1 do hidden.(i) <- get roots.(i) done;
   let d0 = Atomic.get done_ in

@@ -1,0 +1,144 @@
+(* What test_hazard does not cover, with two domains (OCaml 5):
+
+   1. Another domain modifies the roots while their pools wait on their
+      owner's mark stack: to an immediate (the modifying domain darkens
+      the old value: marking.c, M3), and to a young value, which moves
+      the root to a young pool of the modifying domain and deletes the old
+      one remotely; the owner collects that deletion under the barrier.
+      As in test_hazard, each old value is first copied into a block
+      allocated during marking, which the marker will not scan; a weak
+      array then tells whether a value was collected anyway. The build
+      without deletion barrier (test/broken) must lose values here.
+   2. The owner domain terminates while its directory and pools wait on
+      its mark stack (it finishes its marking before it goes); the roots
+      are then deleted by the domain that adopts its pools.
+   3. Gc.compact while two domains hold roots of each other's values:
+      every root still holds its value, moved, afterwards.
+
+   BOXROOT_HAZARD_EXPECT_LOSS=1: the build without barrier; fails unless
+   both ways of scenario 1 lose values. *)
+open Boxroot_test
+
+external forget : Obj.t array -> unit = "hazard_forget"
+
+let n = env_int "BOXROOT_HAZARD_N" 20_000
+let expect_loss = env_int "BOXROOT_HAZARD_EXPECT_LOSS" 0 = 1
+
+(* Tasks run by a second domain, handed over without allocating. *)
+let task : (unit -> unit) option Atomic.t = Atomic.make None
+let stop = Atomic.make false
+let worker () =
+  while not (Atomic.get stop) do
+    match Atomic.get task with
+    | Some f -> f (); Atomic.set task None
+    | None -> Domain.cpu_relax ()
+  done
+let run_on_worker f =
+  Atomic.set task (Some f);
+  while Atomic.get task <> None do Domain.cpu_relax () done
+
+(* Marking work that this domain does before it reaches the pools (see
+   test_hazard). *)
+let ballast_owner = ref 0
+let () =
+  let ballast = Array.init (env_int "BOXROOT_HAZARD_BALLAST" 1_000_000) (fun i -> ref i) in
+  Gc.finalise (fun _ -> ignore (Sys.opaque_identity ballast)) ballast_owner
+
+let count_lost weak lo hi =
+  let k = ref 0 in
+  for i = lo to hi - 1 do if Weak.get weak i = None then incr k done;
+  !k
+
+let modified_by_another_domain () =
+  let total = 2 * n in
+  let roots = Array.init total (fun i -> create (ref i)) in
+  let weak = Weak.create total in
+  Array.iteri (fun i r -> Weak.set weak i (Some (get r))) roots;
+  Gc.full_major ();
+  check (drive_into_marking ()) "modify: the runtime never started marking";
+  let hidden = Array.make total (Obj.repr 0) in
+  for i = 0 to total - 1 do hidden.(i) <- get roots.(i) done;
+  run_on_worker (fun () ->
+      for i = 0 to n - 1 do roots.(i) <- modify roots.(i) 0 done;
+      for i = n to total - 1 do roots.(i) <- modify roots.(i) (ref (- i)) done);
+  Gc.minor (); (* the owner collects the moved roots' remote deletions *)
+  Gc.major ();
+  let lost_imm = count_lost weak 0 n and lost_young = count_lost weak n total in
+  forget hidden;
+  let wrong = ref 0 in
+  for i = n to total - 1 do
+    if !(Obj.obj (get roots.(i)) : int ref) <> - i then incr wrong
+  done;
+  check (!wrong = 0) "modify: %d moved roots do not hold their new value" !wrong;
+  Array.iter delete roots;
+  if expect_loss then begin
+    Printf.printf "modify to an immediate: %d of %d lost; to a young value: %d of %d lost\n%!"
+      lost_imm n lost_young n;
+    check (lost_imm > 0) "the build without barrier lost no value modified to an immediate";
+    check (lost_young > 0) "the build without barrier lost no value modified to a young one"
+  end else begin
+    check (lost_imm = 0) "modify to an immediate by another domain: %d of %d lost" lost_imm n;
+    check (lost_young = 0) "modify to a young value by another domain: %d of %d lost"
+      lost_young n
+  end
+
+let owner_terminates_while_marking () =
+  let go = Atomic.make false and made = Atomic.make false in
+  let roots = ref [||] in
+  let d = Domain.spawn (fun () ->
+      roots := Array.init n (fun i -> create (ref i));
+      Atomic.set made true;
+      while not (Atomic.get go) do Domain.cpu_relax () done) in
+  while not (Atomic.get made) do Domain.cpu_relax () done;
+  let roots = !roots in
+  let weak = Weak.create n in
+  Array.iteri (fun i r -> Weak.set weak i (Some (get r))) roots;
+  Gc.full_major ();
+  check (drive_into_marking ()) "terminate: the runtime never started marking";
+  let hidden = Array.make n (Obj.repr 0) in
+  for i = 0 to n - 1 do hidden.(i) <- get roots.(i) done;
+  Atomic.set go true;
+  Domain.join d;
+  (* Its pools are orphans until this domain adopts them at its next
+     scan: the first half deleted before, the second after. *)
+  for i = 0 to n / 2 - 1 do delete roots.(i) done;
+  Gc.minor ();
+  for i = n / 2 to n - 1 do delete roots.(i) done;
+  Gc.major ();
+  let lost = count_lost weak 0 n in
+  forget hidden;
+  check (lost = 0) "owner terminated during marking: %d of %d values lost" lost n;
+  Gc.full_major (); Gc.full_major ();
+  check (check_invariants ()) "terminate: invariants"
+
+let compaction_between_domains () =
+  let mine = Array.init n (fun i -> create (string_of_int i)) in
+  let theirs = ref [||] in
+  run_on_worker (fun () ->
+      (* Garbage between the values, so that compaction moves them. *)
+      theirs := Array.init n (fun i ->
+          ignore (Sys.opaque_identity (Array.make 10 i));
+          create (ref i)));
+  Gc.compact ();
+  let bad = ref 0 in
+  Array.iteri (fun i r -> if (Obj.obj (get r) : string) <> string_of_int i then incr bad) mine;
+  Array.iteri (fun i r -> if !(Obj.obj (get r) : int ref) <> i then incr bad) !theirs;
+  check (!bad = 0) "compaction: %d roots lost their value" !bad;
+  (* Each domain deletes the other's roots. *)
+  let theirs = !theirs in
+  run_on_worker (fun () -> Array.iter delete mine);
+  Array.iter delete theirs;
+  Gc.compact ();
+  check (check_invariants ()) "compaction: invariants"
+
+let () =
+  let w = Domain.spawn worker in
+  modified_by_another_domain ();
+  if not expect_loss then begin
+    owner_terminates_while_marking ();
+    compaction_between_domains ()
+  end;
+  Atomic.set stop true;
+  Domain.join w;
+  ignore (Sys.opaque_identity ballast_owner);
+  finish "test_hazard_domains"
