@@ -14,7 +14,7 @@ TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
 .PHONY: all build test test-c test-c-414 test-rust test-cpp test-tsan test-asan \
 	test-valgrind test-debug test-debug-runtime bench-micro-hugepages bench-micro-debug \
 	toolchain clean bench bench-full bench-build bench-tune test-package test-install \
-	test-clients test-matrix
+	test-clients test-matrix test-soak
 
 all: build
 
@@ -137,6 +137,24 @@ test-tsan:
 	  echo "== tsan: $$t"; BOXROOT_STRESS_SECONDS=$${BOXROOT_STRESS_SECONDS:-5} \
 	  BOXROOT_CHURN_DOMAINS=$${BOXROOT_CHURN_DOMAINS:-300} TSAN_OPTIONS=exitcode=66 \
 	  ./$(BUILD_DIR_TSAN)/default/$$t || exit 1; done
+
+# A long randomized multi-domain stress of every operation: test_stress
+# with short-lived domains churning and statistics read throughout
+# (BOXROOT_STRESS_CHURN=1), SOAK_SECONDS each (default 120) on the test
+# build, on OCaml's debug runtime, and under ThreadSanitizer (the TSan
+# toolchain of test-tsan). Minutes: not part of `make test`.
+SOAK_SECONDS ?= 120
+SOAK_ENV := BOXROOT_STRESS_CHURN=1 BOXROOT_STRESS_SECONDS=$(SOAK_SECONDS)
+test-soak:
+	@$(TOOLCHAIN) && dune build ./boxroot/test/test_stress.exe \
+	  ./boxroot/test/debug_runtime/test_stress.exe && \
+	echo "== soak: test build" && $(SOAK_ENV) ./_build/default/boxroot/test/test_stress.exe && \
+	echo "== soak: debug runtime" && OCAMLRUNPARAM=v=0 $(SOAK_ENV) \
+	  ./_build/default/boxroot/test/debug_runtime/test_stress.exe
+	@unset OCAMLPATH; export OCAML_TSAN=1 && $(TOOLCHAIN) && \
+	dune build --build-dir $(BUILD_DIR_TSAN) --profile tsan ./boxroot/test/test_stress.exe && \
+	echo "== soak: tsan" && $(SOAK_ENV) BOXROOT_STRESS_DOMAINS=2 TSAN_OPTIONS=exitcode=66 \
+	  ./$(BUILD_DIR_TSAN)/default/boxroot/test/test_stress.exe
 
 # The same tests under valgrind's memcheck (fails on errors or leaks).
 test-valgrind:

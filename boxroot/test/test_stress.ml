@@ -16,6 +16,13 @@
    deleted, the deletion counters match what was done, and nothing is
    left in use or orphaned.
 
+   With BOXROOT_STRESS_CHURN=1 (make test-soak), the main thread also
+   spawns short-lived domains (threads on OCaml 4.14) throughout: each
+   creates, checks, modifies and deletes roots, forces collections and
+   major slices, hands some roots to the workers and ends, so that its
+   pools are orphaned and adopted, often during marking; and it reads
+   the statistics while everything runs.
+
    BOXROOT_STRESS_SECONDS: duration (default 3). BOXROOT_STRESS_DOMAINS
    (default 3), BOXROOT_STRESS_THREADS (workers per domain, default 3),
    BOXROOT_TEST_SEED. *)
@@ -195,6 +202,45 @@ let blocked_owner_is_scanned () =
   Printf.printf "test_stress: %d collections while a root owner was in a blocking section\n%!" !gcs;
   Array.length kept (* as many deletions made with no lock *)
 
+(* A short-lived domain (BOXROOT_STRESS_CHURN): returns the values it
+   released and how many roots it handed to the workers. *)
+let churner j () =
+  let rng = Random.State.make [| seed; 7919; j |] and counter = ref 0 in
+  let released = V.Released.create () in
+  let items = Array.init (1 + Random.State.int rng 3_000)
+      (fun _ -> V.create rng ~worker:(10_000 + j) ~counter) in
+  let sent = ref 0 in
+  Array.iteri (fun i (it : V.item) ->
+      if not (V.holds (get it.root) it.expect) then
+        check false "churner %d: root does not hold %s" j (V.describe it.expect);
+      match Random.State.int rng 8 with
+      | 0 | 1 | 2 -> post (Random.State.int rng nworkers) it; incr sent
+      | 3 ->
+        V.Released.add released it;
+        let expect = V.random_expected rng ~worker:(10_000 + j) ~counter in
+        let it' = { V.root = modify it.root (V.make expect); expect } in
+        post (Random.State.int rng nworkers) it'; incr sent
+      | _ -> V.Released.add released it; delete it.root;
+        if i mod 500 = 0 then ignore (Gc.major_slice 0))
+    items;
+  (match Random.State.int rng 4 with
+   | 0 -> Gc.minor () | 1 -> ignore (Gc.major_slice 0) | 2 -> Gc.full_major () | _ -> ());
+  (released, !sent)
+
+(* Spawns churners one after the other until [stop]; reads the
+   statistics in between. *)
+let churn_until_stop () =
+  let results = ref [] and j = ref 0 in
+  while not (Atomic.get stop) do
+    incr j;
+    results := Par.join (Par.spawn (churner !j)) :: !results;
+    (match Boxroot.stats () with
+     | Some st -> check (st.Boxroot.slots_in_use >= 0 && st.pools_young >= 0)
+                    "statistics during churn: %d slots in use" st.slots_in_use
+     | None -> check false "no statistics during churn")
+  done;
+  !results
+
 let sum results f = List.fold_left (fun acc r -> acc + f r.c) 0 results
 
 let () =
@@ -206,8 +252,17 @@ let () =
   let others = List.init (ndomains - 1) (fun d -> Par.spawn (run_domain (d + 1))) in
   let mine = ref [] in
   let my_workers = Thread.create (fun () -> mine := run_domain 0 ()) () in
-  Thread.delay seconds;
-  Atomic.set stop true;
+  let churned =
+    if env_int "BOXROOT_STRESS_CHURN" 0 = 1 then begin
+      let timer = Thread.create (fun () -> Thread.delay seconds; Atomic.set stop true) () in
+      let r = churn_until_stop () in
+      Thread.join timer;
+      r
+    end else begin
+      Thread.delay seconds;
+      Atomic.set stop true;
+      []
+    end in
   Thread.join my_workers;
   let results = !mine @ List.concat_map Par.join others in
   (* Every root still held or in a mailbox: checked and deleted here. *)
@@ -238,6 +293,12 @@ let () =
       check (n = 0) "worker %d: %d released values still alive" r.w n) results;
   let n = V.Released.still_alive final_released in
   check (n = 0) "%d values released at the end still alive" n;
+  List.iteri (fun j (rel, _) ->
+      let n = V.Released.still_alive rel in
+      check (n = 0) "churner %d: %d released values still alive" j n) churned;
+  if churned <> [] then
+    Printf.printf "test_stress: %d short-lived %s handed %d roots to the workers\n"
+      (List.length churned) Par.kind (List.fold_left (fun a (_, k) -> a + k) 0 churned);
   check (stat (fun s -> s.roots_alive) = 0) "roots alive at the end: %d" (stat (fun s -> s.roots_alive));
   check (stat (fun s -> s.slots_in_use) = 0) "slots in use at the end: %d" (stat (fun s -> s.slots_in_use));
   check (stat (fun s -> s.pools_orphaned) = 0) "pools orphaned at the end: %d"
