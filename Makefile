@@ -129,7 +129,7 @@ test-asan:
 # TSan makes the programs ~5-10x slower: fewer domains for the churn test.
 BUILD_DIR_TSAN := _build-tsan
 TSAN_EXES := boxroot/test/test_stress.exe boxroot/test/test_churn.exe \
-	boxroot/test/test_locks.exe boxroot/test/early/test_locks_early.exe boxroot/test/test_hazard.exe
+	boxroot/test/test_locks.exe boxroot/test/early/test_locks_early.exe boxroot/test/test_hazard.exe boxroot/test/test_stats_race.exe
 test-tsan:
 	@unset OCAMLPATH; export OCAML_TSAN=1 && $(TOOLCHAIN) && \
 	dune build --build-dir $(BUILD_DIR_TSAN) --profile tsan $(TSAN_EXES:%=./%) && \

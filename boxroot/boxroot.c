@@ -100,7 +100,8 @@ boxroot boxroot__create_slow(value v)
   return boxroot_create(v);
 }
 
-/* Roots moved by boxroot_modify, per domain (written with its lock). */
+/* Roots moved by boxroot_modify, per domain (written with its lock, read
+   on its behalf by the statistics: sum_domain). */
 static long modify_moves[BOXROOT__MAX_DOMAINS];
 
 bool boxroot__modify_slow(boxroot *r, value v)
@@ -118,45 +119,89 @@ bool boxroot__modify_slow(boxroot *r, value v)
 
 const size_t boxroot_stats_size = sizeof(struct boxroot_stats);
 
+/* The domains sum in parallel (boxroot__compat_visit_domains). */
+static void add(long *total, long n)
+{
+  if (n != 0) boxroot__fetch_add(total, n, RELAXED);
+}
+
+/* What domain `id` owns, read on its behalf. */
+static void sum_domain(int id, void *stats)
+{
+  struct boxroot_stats *out = stats;
+  struct boxroot__alloc_cursor *c = &boxroot__alloc_cursor[id];
+  add(&out->deleted_remote_domain, c->deleted_remote + remote_unpublished(c));
+  add(&out->modify_moves, modify_moves[id]);
+  struct boxroot_domain *d = boxroot__load(&boxroot__domains[id], ACQUIRE);
+  if (d == NULL) return;
+  long pools[3], roots, creations;
+  boxroot__domain_counts(d, pools, &roots, &creations);
+  add(&out->pools_young, pools[CLASS_YOUNG]);
+  add(&out->pools_old, pools[CLASS_OLD]);
+  add(&out->pools_free, pools[CLASS_FREE]);
+  add(&out->slots_in_use, roots);
+  add(&out->created, creations);
+  add(&out->pools_demoted, d->stats.pools_demoted);
+  add(&out->pools_adopted, d->stats.pools_adopted);
+  add(&out->delayed_frees_collected, d->stats.delayed_frees_collected);
+  add(&out->minor_scans, d->stats.minor_scans);
+  add(&out->major_scans, d->stats.major_scans);
+  add(&out->minor_slots_scanned, d->stats.minor_slots_scanned);
+  add(&out->major_slots_scanned, d->stats.major_slots_scanned);
+  add(&out->minor_scan_ns, boxroot__ticks_to_ns(d->stats.minor_scan_ticks));
+  add(&out->major_scan_ns, boxroot__ticks_to_ns(d->stats.major_scan_ticks));
+}
+
+/* What the domains share, read while none of them runs. */
+static void sum_shared(void *stats)
+{
+  struct boxroot_stats *out = stats;
+  add(&out->deleted_purely_remote, boxroot__remote_purely_remote_deletes());
+  long orphan_pools, orphan_roots, orphan_creations;
+  boxroot__domain_orphan_counts(&orphan_pools, &orphan_roots, &orphan_creations);
+  add(&out->pools_orphaned, orphan_pools);
+  add(&out->slots_in_use, orphan_roots);
+  add(&out->created, orphan_creations + boxroot__domain_retired_creations());
+  struct chunk_stats cs;
+  boxroot__chunk_get_stats(&cs);
+  add(&out->chunks, cs.chunks);
+  add(&out->reserved_bytes, cs.reserved_bytes);
+  add(&out->pools_handed_out, cs.pools_handed_out);
+  add(&out->chunk_free_pools_committed, cs.free_pools_committed);
+  add(&out->chunk_free_pools_decommitted, cs.free_pools_decommitted);
+  add(&out->huge_page_chunks, cs.huge_page_chunks);
+}
+
+/* The statistics' read protocol. Most counts change without a lock, by
+   the one thread allowed to, so reading them from elsewhere would race:
+   - What a domain owns (its rings and their pools' counts, its `stats`,
+     its cursor's remote deletions, its modify_moves) changes only on that
+     domain's behalf (domain.h). Another thread cannot even walk its
+     rings while it runs: ring_remove clears a pool's links, and a pool
+     given back to the chunk allocator reuses `next`, so the walk could
+     crash or never end. So each domain's part is summed on its behalf
+     (sum_domain) while every domain is stopped:
+     boxroot__compat_visit_domains, a stop-the-world section on OCaml 5
+     (retried until it runs), the master lock on OCaml 4.14.
+   - What is shared (orphan rings, creations of retired pools, chunks,
+     deletions by threads holding no domain lock) is read in the same
+     section, atomically or under its own lock (sum_shared), so that a
+     pool moving between a domain and these is counted once.
+   The snapshot is thus of one instant, except for deletions by threads
+   holding no domain lock, which go on: each is counted in full
+   (deleted_purely_remote, roots_alive) or not yet. A thread without a
+   domain lock can neither start the section nor hold the master lock:
+   it gets no statistics (EPERM). Per-domain counters that such a thread
+   could read would have to be updated by the fast paths; statistics are
+   not worth that cost. */
 bool boxroot_get_stats(struct boxroot_stats *out)
 {
   memset(out, 0, sizeof *out);
   if (boxroot_status() != BOXROOT_RUNNING) return false;
-  for (int i = 0; i < BOXROOT__MAX_DOMAINS; i++) {
-    struct boxroot__alloc_cursor *c = &boxroot__alloc_cursor[i];
-    out->deleted_remote_domain += c->deleted_remote + remote_unpublished(c);
-    out->modify_moves += modify_moves[i];
-    struct boxroot_domain *d = boxroot__domains[i];
-    if (d == NULL) continue;
-    long counts[3] = { 0, 0, 0 };
-    for (int cls = CLASS_YOUNG; cls <= CLASS_FREE; cls++) {
-      pool *head = *domain_ring(d, cls), *p = head;
-      if (head == NULL) continue;
-      do {
-        counts[cls]++;
-        out->slots_in_use += pool_alloc_count(p);
-        out->created += pool_creations(p);
-        p = p->next;
-      } while (p != head);
-    }
-    out->pools_young += counts[CLASS_YOUNG];
-    out->pools_old += counts[CLASS_OLD];
-    out->pools_free += counts[CLASS_FREE];
-    out->pools_demoted += d->stats.pools_demoted;
-    out->pools_adopted += d->stats.pools_adopted;
-    out->delayed_frees_collected += d->stats.delayed_frees_collected;
-    out->minor_scans += d->stats.minor_scans;
-    out->major_scans += d->stats.major_scans;
-    out->minor_slots_scanned += d->stats.minor_slots_scanned;
-    out->major_slots_scanned += d->stats.major_slots_scanned;
-    out->minor_scan_ns += boxroot__ticks_to_ns(d->stats.minor_scan_ticks);
-    out->major_scan_ns += boxroot__ticks_to_ns(d->stats.major_scan_ticks);
+  if (!boxroot__compat_visit_domains(sum_domain, sum_shared, out)) {
+    fail(EPERM, "boxroot_get_stats: this thread does not hold the OCaml domain lock");
+    return false;
   }
-  out->deleted_purely_remote = boxroot__remote_purely_remote_deletes();
-  long orphan_roots, orphan_creations;
-  boxroot__domain_orphan_counts(&out->pools_orphaned, &orphan_roots, &orphan_creations);
-  out->slots_in_use += orphan_roots;
-  out->created += orphan_creations + boxroot__domain_retired_creations();
   /* Every slot ever handed out is in use, was freed by a local deletion,
      or was freed by collecting a remote deletion; remote deletions not
      collected yet are still in use. */
@@ -164,14 +209,6 @@ bool boxroot_get_stats(struct boxroot_stats *out)
   long remote_pending = out->deleted_remote_domain + out->deleted_purely_remote
     - out->delayed_frees_collected;
   out->roots_alive = out->slots_in_use - remote_pending;
-  struct chunk_stats cs;
-  boxroot__chunk_get_stats(&cs);
-  out->chunks = cs.chunks;
-  out->reserved_bytes = cs.reserved_bytes;
-  out->pools_handed_out = cs.pools_handed_out;
-  out->chunk_free_pools_committed = cs.free_pools_committed;
-  out->chunk_free_pools_decommitted = cs.free_pools_decommitted;
-  out->huge_page_chunks = cs.huge_page_chunks;
   return true;
 }
 

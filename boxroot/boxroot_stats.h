@@ -61,10 +61,24 @@ struct boxroot_stats {
 };
 
 
-/* Fills `*out`. Exact when no other domain is running boxroot
-   operations concurrently (e.g. in a single-domain program, or while the
-   caller knows the others are idle); otherwise a close snapshot. Needs
-   the domain lock. Returns false if boxroot is not running. */
+/* Fills `*out` with a snapshot of one instant, taken while no domain
+   runs boxroot operations: on OCaml 5 in a stop-the-world section (every
+   domain sums its own pools), on OCaml 4.14 under the master lock. The
+   counts are therefore exact and consistent with each other (e.g.
+   pools_young + pools_old + pools_free + pools_orphaned =
+   pools_handed_out), with other domains running or not; only deletions
+   by threads holding no domain lock go on meanwhile, each counted in
+   full (deleted_purely_remote, roots_alive) or not yet.
+   Needs the domain lock. Returns false if boxroot is not running, or, with
+   errno set to EPERM, if this thread holds no domain lock (there is no
+   safe way to read the other domains' pools without it; on OCaml 4.14
+   the test has the gaps described in ocaml_compat.h).
+   On OCaml 5 it is a point where the GC may run, like an allocation (the
+   calling domain takes part in any collection in progress before it
+   starts its own section): OCaml values held in C variables must be
+   registered roots. Not from a GC hook or a finaliser.
+   boxroot_print_stats (boxroot.h) prints such a snapshot, or the reason
+   there is none. */
 bool boxroot_get_stats(struct boxroot_stats *out);
 
 /* sizeof(struct boxroot_stats), for bindings that mirror the struct

@@ -161,4 +161,21 @@ uint32_t boxroot__compat_cycle(void) { return 0; }
 int boxroot__compat_in_main_marking_phase(void) { return 0; }
 void boxroot__compat_finish_major_cycle(void) {}
 
+/* Reading every domain's state (ocaml_compat.h): the master lock keeps
+   every other thread from changing it. Whether this thread holds it is
+   boxroot__compat_lock_held_slow's test, without taking the hooks back:
+   reading statistics changes nothing. */
+int boxroot__compat_visit_domains(void (*each_domain)(int id, void *data),
+                                  void (*shared)(void *data), void *data)
+{
+  int held = boxroot__compat_locked_domain() >= 0
+    || (!(boxroot__compat_thread_epoch == RELEASED_THROUGH_OUR_HOOK
+          && blocking_hooks_are_ours())
+        && runtime_says_i_hold_the_lock());
+  if (!held) return 0;
+  for (int id = 0; id < BOXROOT__MAX_DOMAINS; id++) each_domain(id, data);
+  shared(data);
+  return 1;
+}
+
 #endif /* !BOXROOT_MULTICORE */

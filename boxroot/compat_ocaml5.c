@@ -118,4 +118,61 @@ void boxroot__compat_finish_major_cycle(void)
 #endif
 }
 
+/* ---- Reading every domain's state (ocaml_compat.h) ---- */
+#include <sched.h>
+
+/* One visit: on the caller's stack, which the leader leaves only once
+   every other participant is done with it. */
+struct visit {
+  void (*each_domain)(int id, void *data);
+  void (*shared)(void *data);
+  void *data;
+  caml_domain_state *leader;
+  int arrived;  /* atomic: participants done with their own id */
+  int released; /* atomic: the leader is done, they may go */
+  int left;     /* atomic: participants that will not touch the visit again */
+};
+
+/* Waits, inside the section, for the other participants: the wait is as
+   short as their own visit, but they may share this CPU. */
+static void wait_until_at_least(int *counter, int n)
+{
+  for (unsigned spins = 0; boxroot__load(counter, ACQUIRE) < n; spins++)
+    if (spins >= 64) sched_yield();
+}
+
+static void stw_visit_domains(caml_domain_state *self, void *arg, int participants,
+                              caml_domain_state **participating)
+{
+  struct visit *v = arg;
+  /* Every participant is past the section's entry barrier: none runs
+     boxroot operations until the leader releases them. */
+  v->each_domain(self->id, v->data);
+  if (self != v->leader) {
+    boxroot__fetch_add(&v->arrived, 1, RELEASE);
+    wait_until_at_least(&v->released, 1);
+    boxroot__fetch_add(&v->left, 1, RELEASE);
+    return;
+  }
+  unsigned char running[BOXROOT__MAX_DOMAINS] = { 0 };
+  for (int i = 0; i < participants; i++) running[participating[i]->id] = 1;
+  for (int id = 0; id < BOXROOT__MAX_DOMAINS; id++)
+    if (!running[id]) v->each_domain(id, v->data);
+  v->shared(v->data);
+  wait_until_at_least(&v->arrived, participants - 1);
+  boxroot__store(&v->released, 1, RELEASE);
+  wait_until_at_least(&v->left, participants - 1);
+}
+
+int boxroot__compat_visit_domains(void (*each_domain)(int id, void *data),
+                                  void (*shared)(void *data), void *data)
+{
+  if (boxroot__compat_locked_domain() < 0) return 0;
+  struct visit v = { .each_domain = each_domain, .shared = shared, .data = data,
+                     .leader = Caml_state };
+  /* A failed attempt lets the section that is in the way run first. */
+  while (!caml_try_run_on_all_domains(stw_visit_domains, &v, NULL)) {}
+  return 1;
+}
+
 #endif /* BOXROOT_MULTICORE */

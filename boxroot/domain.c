@@ -338,6 +338,23 @@ void boxroot__domain_orphan_counts(long *pools, long *roots, long *creations)
   pthread_mutex_unlock(&domains_lock);
 }
 
+void boxroot__domain_counts(struct boxroot_domain *d, long pools[3], long *roots,
+                            long *creations)
+{
+  *roots = *creations = 0;
+  for (int cls = CLASS_YOUNG; cls <= CLASS_FREE; cls++) {
+    pools[cls] = 0;
+    pool *head = *domain_ring(d, cls), *p = head;
+    if (head == NULL) continue;
+    do {
+      pools[cls]++;
+      *roots += pool_alloc_count(p);
+      *creations += pool_creations(p);
+      p = p->next;
+    } while (p != head);
+  }
+}
+
 void boxroot__domain_forget_all(void)
 {
   for (int i = 0; i < BOXROOT__MAX_DOMAINS; i++) {

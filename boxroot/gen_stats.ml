@@ -31,8 +31,8 @@ let () =
       \    Boxroot itself is a C library (see [boxroot.h]); this module lets an\n\
       \    OCaml program that links it (directly or through C, C++ or Rust\n\
       \    bindings) read its statistics. The numbers are those of\n\
-      \    [boxroot_stats.h]; they are exact in a program with one domain, and a\n\
-      \    close snapshot while other domains use boxroot. *)\n\n";
+      \    [boxroot_stats.h]: one instant of every domain, also while other\n\
+      \    domains use boxroot (on OCaml 5, [stats] stops them for the read). *)\n\n";
   p "type stats = {\n";
   List.iter (fun (name, doc) ->
       if kind = "mli" then p "  %s : int;  (** %s *)\n" name doc

@@ -254,6 +254,30 @@ void boxroot__compat_finish_major_cycle(void);
 void boxroot__compat_install_hooks(void);
 void boxroot__compat_remove_hooks(void);
 
+/* ---- Reading every domain's state, for the statistics (boxroot.c) ----
+   boxroot__compat_visit_domains(each_domain, shared, data) calls
+   `each_domain(id, data)` once for every domain id (0 to
+   BOXROOT__MAX_DOMAINS - 1), each while no thread can change the state
+   that domain `id` owns (domain.h), then `shared(data)` once, and returns
+   1 when every call has finished. All of them happen while no domain
+   runs boxroot operations, so together they see one instant (deletions
+   by threads holding no domain lock go on). The calls may run in
+   parallel on several threads. Returns 0, calling nothing, if this
+   thread holds no domain lock: without it, neither way below is safe.
+   - OCaml 5: a stop-the-world section, retried until this domain leads
+     one. Each running domain visits its own id (on its thread, or on its
+     backup thread while in a blocking section); the leader visits the
+     ids no domain runs on (none can start or end during the section)
+     and calls `shared`; then the domains wait for each other before
+     leaving. Like an allocation, it may let a pending collection run
+     first. Not from within a collection (a scan hook, a finaliser).
+   - OCaml 4.14: one domain; the master lock excludes every other thread
+     that changes boxroot's state, so the calls are made in turn. The
+     lock test is boxroot__compat_lock_held_slow's, with its gaps, but
+     leaves the hooks as they are. */
+int boxroot__compat_visit_domains(void (*each_domain)(int id, void *data),
+                                  void (*shared)(void *data), void *data);
+
 #ifdef __cplusplus
 }
 #endif

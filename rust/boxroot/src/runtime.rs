@@ -141,8 +141,10 @@ impl Runtime {
     }
 
     /// The C library's statistics (roots alive, pools, scanning work), or
-    /// `None` if boxroot is not running.
-    pub fn stats(&self) -> Option<crate::Stats> {
+    /// `None` if boxroot is not running. Takes the runtime mutably: on
+    /// OCaml 5 the read stops every domain, and may first let a pending
+    /// collection run, which moves values.
+    pub fn stats(&mut self) -> Option<crate::Stats> {
         // Guards the FFI: the C library writes a whole `struct boxroot_stats`.
         assert_eq!(
             unsafe { sys::boxroot_stats_size },

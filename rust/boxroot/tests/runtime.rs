@@ -22,7 +22,7 @@ fn text(i: usize) -> Vec<u8> {
     format!("value number {}", i).into_bytes()
 }
 
-fn alive(gc: &Runtime) -> i64 {
+fn alive(gc: &mut Runtime) -> i64 {
     gc.stats().expect("boxroot running").roots_alive
 }
 

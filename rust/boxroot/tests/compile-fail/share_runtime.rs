@@ -5,6 +5,8 @@ fn main() {
     let gc = Runtime::init().unwrap();
     let gc = &gc;
     std::thread::scope(|s| {
-        s.spawn(|| gc.stats());
+        s.spawn(|| {
+            let _shared: &Runtime = gc;
+        });
     });
 }
