@@ -8,31 +8,50 @@
 #   1. an `ocamlopt` already on PATH (e.g. from opam) whose version matches
 #      OCAML_VERSION (any version >= 4.14 when OCAML_VERSION is unset);
 #   2. a compiler this script built before, cached under $BOXROOT_CACHE;
-#   3. otherwise: build it from the npm registry's source package (esy's
-#      packaging of the OCaml compiler) into that cache. ~4 minutes, once.
+#   3. otherwise: build it from source into that cache (~4-6 minutes,
+#      once): the npm registry's source package (esy's packaging of the
+#      OCaml compiler) for 4.14 to 5.3, Debian's `ocaml-source` package
+#      (the upstream release tarball, under /usr/src) for 5.4 and 5.5.
 # dune is taken from PATH, or else installed from Debian (apt-get).
 #
 # OCAML_VERSION: 5.3 (default, 5.3.0), 4.14 (4.14.1), or one of the other
 #   versions the npm registry serves: 5.1.0 (npm's `ocaml@5.1.4`, whose
-#   sources are OCaml 5.1.0: its VERSION file says so) and 4.14.0. Each is
-#   cached under its real version, $BOXROOT_CACHE/ocaml-<version>.
-# OCAML_TSAN=1: OCaml 5.3 configured with --enable-tsan (its runtime and
+#   sources are OCaml 5.1.0: its VERSION file says so) and 4.14.0.
+#   Or 5.4 / 5.5 (or an exact 5.4.x / 5.5.x): the newest 5.4.x or 5.5.x
+#   that Debian's sid or experimental serves (5.4.1 from sid and 5.5.2
+#   from experimental when this was written), fetched through a private
+#   apt configuration in the build directory: the machine's own apt setup
+#   is left alone. With 5.4 or 5.5, a 5.4.x or 5.5.x already cached is
+#   used without asking Debian for a newer one. Debian's own patches to
+#   OCaml are not applied.
+#   Each version is cached under its real version,
+#   $BOXROOT_CACHE/ocaml-<version> (e.g. ocaml-5.5.2).
+# OCAML_TSAN=1: that OCaml 5 configured with --enable-tsan (its runtime and
 #   the code it compiles are instrumented for ThreadSanitizer), cached
-#   separately under $BOXROOT_CACHE/ocaml-5.3.0-tsan; never taken from PATH.
+#   separately under $BOXROOT_CACHE/ocaml-<version>-tsan; never taken from
+#   PATH.
 set -euo pipefail
 
 want="${OCAML_VERSION:-}"
+# npm_pkg: the npm package to build from; or else series: the x.y of
+# Debian's ocaml-source to build from. full: the OCaml version (with
+# series, empty until known: "5.5" is the newest 5.5.x). pattern: what the
+# version of an ocamlopt on PATH must start with.
+npm_pkg=""; series=""; full=""
 case "${want:-5.3}" in
   5.3|5.3.0) npm_pkg="ocaml@5.3.0"; full="5.3.0" ;;
   4.14|4.14.1) npm_pkg="ocaml@4.14.1000"; full="4.14.1" ;;
   4.14.0) npm_pkg="ocaml@4.14.0"; full="4.14.0" ;;
   5.1|5.1.0) npm_pkg="ocaml@5.1.4"; full="5.1.0" ;;
-  *) echo "toolchain.sh: unsupported OCAML_VERSION=$want (use 5.3, 4.14, 5.1.0 or 4.14.0)" >&2; exit 2 ;;
+  5.4|5.5) series="$want" ;;
+  5.4.[0-9]*|5.5.[0-9]*) series="${want%.*}"; full="$want" ;;
+  *) echo "toolchain.sh: unsupported OCAML_VERSION=$want (use 5.3, 4.14, 5.1.0, 4.14.0, 5.4 or 5.5, or an exact 5.4.x or 5.5.x)" >&2; exit 2 ;;
 esac
+pattern="${full:-$series.}"
 configure_flags=""
 variant=""
 if [ -n "${OCAML_TSAN:-}" ]; then
-  case "$full" in
+  case "${full:-$series}" in
     5.*) configure_flags="--enable-tsan"; variant="-tsan" ;;
     *) echo "toolchain.sh: OCAML_TSAN needs OCaml 5" >&2; exit 2 ;;
   esac
@@ -43,7 +62,7 @@ log() { echo "toolchain: $*" >&2; }
 version_ok() { # $1 = version printed by ocamlopt -version
   local v="$1"
   if [ -n "$want" ]; then
-    case "$v" in "$full"*) return 0 ;; *) return 1 ;; esac
+    case "$v" in "$pattern"*) return 0 ;; *) return 1 ;; esac
   fi
   local major minor
   major="${v%%.*}"; minor="${v#*.}"; minor="${minor%%.*}"
@@ -57,28 +76,110 @@ apt_install() { # $@ = Debian packages
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
 }
 
+# Downloads Debian's ocaml-source for $series (exactly $full if set) and
+# unpacks the upstream tarball it holds into $1; sets full.
+debian_source() { # $1 = directory to work in
+  local dir="$1" cands="" v up newest="" tarball
+  mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial" || return 1
+  # A private apt configuration: only this sources file, its own lists and
+  # cache; no hooks of the machine's run after `apt-get update` (they would
+  # clean or refresh the machine's caches), no translations or AppStream
+  # metadata; the sandbox user is whoever runs this (apt's _apt user cannot
+  # enter $dir).
+  cat >"$dir/debian.sources" <<'EOF'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: sid experimental
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+  cat >"$dir/apt.conf" <<'EOF'
+#clear APT::Update::Pre-Invoke;
+#clear APT::Update::Post-Invoke;
+#clear APT::Update::Post-Invoke-Success;
+Acquire::IndexTargets::deb::DEP-11::DefaultEnabled "false";
+Acquire::Languages "none";
+EOF
+  local opts=(-c "$dir/apt.conf" -o Dir::Etc::SourceList=/dev/null
+              -o "Dir::Etc::SourceParts=$dir" -o "Dir::State::Lists=$dir/lists"
+              -o "Dir::Cache=$dir/cache" -o "APT::Sandbox::User=$(id -un)")
+  log "asking Debian (sid, experimental) for ocaml-source $pattern*"
+  apt-get "${opts[@]}" -qq update >"$dir/apt.log" 2>&1 \
+    || { tail -20 "$dir/apt.log" >&2; return 1; }
+  # The newest Debian version whose upstream part ([epoch:]upstream-rev) is
+  # the requested version, or starts with the requested x.y.
+  cands="$(apt-cache "${opts[@]}" madison ocaml-source | awk -F'|' '{ gsub(/ /, "", $2); print $2 }')"
+  for v in $cands; do
+    up="${v#*:}"; up="${up%-*}"
+    case "$up" in
+      "$pattern"|"$pattern"+*|"$pattern"~*) ;;
+      "$series".*) [ -z "$full" ] || continue ;;
+      *) continue ;;
+    esac
+    if [ -z "$newest" ] || dpkg --compare-versions "$v" gt "$newest"; then newest="$v"; fi
+  done
+  [ -n "$newest" ] || { log "Debian serves no ocaml-source $pattern* (it has: ${cands//$'\n'/ })"; return 1; }
+  log "downloading ocaml-source $newest"
+  ( cd "$dir" && apt-get "${opts[@]}" -qq download "ocaml-source=$newest" >>"$dir/apt.log" 2>&1 ) \
+    || { tail -20 "$dir/apt.log" >&2; return 1; }
+  # (set -e does not hold in here: this runs on the left of `||`.)
+  dpkg -x "$dir"/ocaml-source_*.deb "$dir/deb" || return 1
+  # /usr/src/ocaml-source-<version>.tar* holds the upstream tarball
+  # (ocaml_<version>.orig.tar.xz or .gz) beside Debian's patches, or else
+  # is the source tree itself.
+  tarball="$(find "$dir/deb/usr/src" -maxdepth 1 -name 'ocaml-source-*.tar*' | head -1)"
+  [ -n "$tarball" ] || { log "no /usr/src/ocaml-source-*.tar* in ocaml-source $newest"; return 1; }
+  mkdir "$dir/outer" && tar xf "$tarball" -C "$dir/outer" || return 1
+  tarball="$(find "$dir/outer" -name '*.orig.tar.*' | head -1)"
+  if [ -n "$tarball" ]; then
+    mkdir "$dir/src" && tar xf "$tarball" -C "$dir/src" || return 1
+  else
+    mv "$dir/outer" "$dir/src" || return 1
+  fi
+  src="$(find "$dir/src" -maxdepth 2 -name configure -path '*/ocaml*/configure' | head -1)"
+  src="${src%/configure}"
+  [ -n "$src" ] && [ -f "$src/VERSION" ] || { log "no OCaml sources in ocaml-source $newest"; return 1; }
+  up="${newest#*:}"; up="${up%-*}"; full="${up%%+*}"  # 5.5.2+dfsg: 5.5.2
+}
+
 prefix=""
 if [ -z "${BOXROOT_FORCE_BUILD:-}" ] && [ -z "$variant" ] && command -v ocamlopt >/dev/null 2>&1 \
    && version_ok "$(ocamlopt -version)"; then
   prefix="$(cd "$(dirname "$(command -v ocamlopt)")/.." && pwd)"
   log "using ocamlopt $(ocamlopt -version) from PATH ($prefix)"
 else
+  if [ -z "$full" ]; then
+    # "5.5": the newest 5.5.x already built, if any (no network then).
+    for p in "$cache/ocaml-$series".*"$variant"; do
+      [ -x "$p/bin/ocamlopt" ] || continue
+      v="${p##*/ocaml-}"; v="${v%"$variant"}"
+      case "$v" in *-*) continue ;; esac  # another variant (-tsan)
+      if [ -z "$full" ] || [ "$(printf '%s\n' "$full" "$v" | sort -V | tail -1)" = "$v" ]; then full="$v"; fi
+    done
+  fi
   prefix="$cache/ocaml-$full$variant"
-  if [ ! -x "$prefix/bin/ocamlopt" ]; then
-    log "building OCaml $full$variant into $prefix (first use only, a few minutes)"
+  if [ -z "$full" ] || [ ! -x "$prefix/bin/ocamlopt" ]; then
+    log "building OCaml ${full:-$series.x}$variant into $cache (first use only, a few minutes)"
     if [ -n "$variant" ] && [ ! -e /usr/include/libunwind.h ]; then
       log "installing libunwind-dev from Debian (OCaml's TSan mode needs it)"
       apt_install libunwind-dev
     fi
-    build="$cache/build-$full$variant"
+    build="$cache/build-${full:-$series}$variant"
     rm -rf "$build"; mkdir -p "$build"
-    ( cd "$build" && npm pack --silent "$npm_pkg" >/dev/null && tar xzf ocaml-*.tgz )
-    src="$build/package"
-    # npm's version numbers are esy's, not always OCaml's.
+    if [ -n "$npm_pkg" ]; then
+      ( cd "$build" && npm pack --silent "$npm_pkg" >/dev/null && tar xzf ocaml-*.tgz )
+      src="$build/package"
+      origin="$npm_pkg"
+    else
+      debian_source "$build/debian" || exit 1
+      origin="Debian's ocaml-source for $full"
+      prefix="$cache/ocaml-$full$variant"
+    fi
+    # npm's version numbers are esy's, not always OCaml's; check.
     real="$(head -1 "$src/VERSION")"
     case "$real" in
       "$full"|"$full"+*|"$full"~*) ;;
-      *) log "$npm_pkg holds OCaml $real, not $full"; exit 1 ;;
+      *) log "$origin holds OCaml $real, not $full"; exit 1 ;;
     esac
     ( cd "$src" && ./configure --prefix="$prefix" $configure_flags >"$build/configure.log" 2>&1 \
         || { tail -30 "$build/configure.log" >&2; exit 1; }

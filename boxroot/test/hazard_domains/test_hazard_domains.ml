@@ -49,6 +49,8 @@ let count_lost weak lo hi =
   for i = lo to hi - 1 do if Weak.get weak i = None then incr k done;
   !k
 
+(* Scenario 1 once: the values lost (modified to an immediate, to a
+   young value). *)
 let modified_by_another_domain () =
   let total = 2 * n in
   let roots = Array.init total (fun i -> create (ref i)) in
@@ -71,12 +73,29 @@ let modified_by_another_domain () =
   done;
   check (!wrong = 0) "modify: %d moved roots do not hold their new value" !wrong;
   Array.iter delete roots;
+  (lost_imm, lost_young)
+
+(* The build without barrier must lose values both ways. Marking may
+   reach the pools before the modifications on a busy machine (the
+   ballast only delays it), so up to three attempts. An attempt after a
+   loss is safe: no live block points to a lost value any more (the weak
+   array's entries are cleared, the copies forgotten, the roots hold
+   immediates or new values). *)
+let modify_hazard () =
   if expect_loss then begin
-    Printf.printf "modify to an immediate: %d of %d lost; to a young value: %d of %d lost\n%!"
-      lost_imm n lost_young n;
-    check (lost_imm > 0) "the build without barrier lost no value modified to an immediate";
-    check (lost_young > 0) "the build without barrier lost no value modified to a young one"
+    let imm = ref false and young = ref false and attempt = ref 0 in
+    while (not !imm || not !young) && !attempt < 3 do
+      incr attempt;
+      let lost_imm, lost_young = modified_by_another_domain () in
+      Printf.printf "attempt %d: modify to an immediate: %d of %d lost; to a young value: \
+                     %d of %d lost\n%!" !attempt lost_imm n lost_young n;
+      imm := !imm || lost_imm > 0;
+      young := !young || lost_young > 0
+    done;
+    check !imm "the build without barrier lost no value modified to an immediate";
+    check !young "the build without barrier lost no value modified to a young one"
   end else begin
+    let lost_imm, lost_young = modified_by_another_domain () in
     check (lost_imm = 0) "modify to an immediate by another domain: %d of %d lost" lost_imm n;
     check (lost_young = 0) "modify to a young value by another domain: %d of %d lost"
       lost_young n
@@ -133,7 +152,7 @@ let compaction_between_domains () =
 
 let () =
   let w = Domain.spawn worker in
-  modified_by_another_domain ();
+  modify_hazard ();
   if not expect_loss then begin
     owner_terminates_while_marking ();
     compaction_between_domains ()
