@@ -90,7 +90,8 @@
       with a minor collection, so pushed pools hold no young value then;
       young values stored later are ignored by the marker.
    M4 The flag. `boxroot__marking_epoch` is 0 unless some domain's mark
-      stack may hold pools. Directories are pushed only at cycle starts, and a
+      stack may hold pools. Directories are pushed only when a cycle
+      starts marking (below), and a
       domain's stack is empty once its `marking_done` is set. So each
       domain's hook, always stop-the-world, counts its domain when it
       enlists a pool (and sets the flag to the cycle's epoch), and
@@ -101,11 +102,36 @@
       domain's marking is done: a hook that sees a later phase resets the
       count, which also uncounts domains that terminated meanwhile; a
       new cycle's first count starts from 0 too. In the stop-the-world
-      section that starts a cycle, the minor collection (whose hooks may
+      section that starts marking, the minor collection (whose hooks may
       reset) and the root marking (which counts) are separated by a
       global barrier. Changes take `count_lock`, readers none. The flag
       errs only on the side of being up: barriers then darken blocks that
       are already marked, which costs a header read.
+   Two shapes of cycle. What "the cycle start" means above is the
+   stop-the-world section in which the runtime darkens the roots, with
+   the minor heaps just emptied: the section that starts the cycle on
+   OCaml 5.1-5.4 (caml_major_cycles_completed is incremented there, then
+   each domain's roots are darkened). OCaml 5.5 starts each cycle with a
+   sweep-only phase (Phase_sweep_main): the cycle's count is incremented
+   at its start, but the roots are darkened later, in the stop-the-world
+   section of a minor collection (caml_mark_roots_stw, after the
+   promotion and behind a global barrier that switches the phase to
+   Phase_sweep_and_mark_main). The arguments hold for both:
+   - the darkening hook still runs once per domain and cycle, with the
+     minor heaps empty (M3), and the cycle's count no longer changes
+     until the next cycle, so a directory is filled once per cycle (M0);
+   - during the sweep-only phase no pool is on a mark stack: hooks see a
+     phase other than Phase_sweep_and_mark_main and lower the flag (M4),
+     barrier bits left from the previous cycle are cleared without
+     darkening, and pools created or filled then are simply in the
+     snapshot taken when marking starts, as is every value they hold
+     (on 5.5, blocks allocated before marking starts are born unmarked,
+     and are marked only if reachable then);
+   - domains that terminate or start during the sweep-only phase leave
+     orphans that the other domains adopt at their next scan, before
+     they enlist their pools; teardown completes the whole cycle
+     (caml_finish_major_cycle) whichever phase it is in.
+   The version-specific calls are in compat_ocaml5.c.
    Cost outside marking: one load, one test and one branch in
    boxroot_modify, nothing in boxroot_delete (the barrier bit is found
    by the key comparison that it already makes); none on OCaml 4.14,
@@ -118,9 +144,10 @@
    marking that never ends as they do not allocate).
 
    Domains: each domain's hook puts the pools it owns (orphans are
-   adopted first: domain.c) in its own directory, on its own stack. A domain that terminates
-   during marking finishes its marking before it goes (runtime), reading
-   pools that others may have adopted meanwhile: harmless by M2. */
+   adopted first: domain.c) in its own directory, on its own stack. A
+   domain that terminates during marking finishes its marking before it
+   goes (runtime), reading pools that others may have adopted meanwhile:
+   harmless by M2. */
 #include <pthread.h>
 #include <stdlib.h>
 #include "marking.h"

@@ -92,8 +92,8 @@
 /* Versions after the last one tested (README.md) may have changed the
    hooks boxroot relies on: a warning, not an error, so that they can be
    tried. */
-#if OCAML_VERSION_MAJOR > 5 || (OCAML_VERSION_MAJOR == 5 && OCAML_VERSION_MINOR > 3)
-#warning "boxroot is untested on this OCaml version (newer than 5.3, see README.md)"
+#if OCAML_VERSION_MAJOR > 5 || (OCAML_VERSION_MAJOR == 5 && OCAML_VERSION_MINOR > 5)
+#warning "boxroot is untested on this OCaml version (newer than 5.5, see README.md)"
 #endif
 
 #ifdef __cplusplus

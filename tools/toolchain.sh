@@ -14,10 +14,11 @@
 #      (the upstream release tarball, under /usr/src) for 5.4 and 5.5.
 # dune is taken from PATH, or else installed from Debian (apt-get).
 #
-# OCAML_VERSION: 5.3 (default, 5.3.0), 4.14 (4.14.1), or one of the other
-#   versions the npm registry serves: 5.1.0 (npm's `ocaml@5.1.4`, whose
-#   sources are OCaml 5.1.0: its VERSION file says so) and 4.14.0.
-#   Or 5.4 / 5.5 (or an exact 5.4.x / 5.5.x): the newest 5.4.x or 5.5.x
+# OCAML_VERSION: 5.5 (the default: the newest release), 5.3 (5.3.0), 4.14
+#   (4.14.1), or one of the other versions the npm registry serves: 5.1.0
+#   (npm's `ocaml@5.1.4`, whose sources are OCaml 5.1.0: its VERSION file
+#   says so) and 4.14.0.
+#   5.4 / 5.5 (or an exact 5.4.x / 5.5.x) mean the newest 5.4.x or 5.5.x
 #   that Debian's sid or experimental serves (5.4.1 from sid and 5.5.2
 #   from experimental when this was written), fetched through a private
 #   apt configuration in the build directory: the machine's own apt setup
@@ -38,12 +39,12 @@ want="${OCAML_VERSION:-}"
 # series, empty until known: "5.5" is the newest 5.5.x). pattern: what the
 # version of an ocamlopt on PATH must start with.
 npm_pkg=""; series=""; full=""
-case "${want:-5.3}" in
+case "${want:-5.5}" in
   5.3|5.3.0) npm_pkg="ocaml@5.3.0"; full="5.3.0" ;;
   4.14|4.14.1) npm_pkg="ocaml@4.14.1000"; full="4.14.1" ;;
   4.14.0) npm_pkg="ocaml@4.14.0"; full="4.14.0" ;;
   5.1|5.1.0) npm_pkg="ocaml@5.1.4"; full="5.1.0" ;;
-  5.4|5.5) series="$want" ;;
+  5.4|5.5) series="${want:-5.5}" ;;
   5.4.[0-9]*|5.5.[0-9]*) series="${want%.*}"; full="$want" ;;
   *) echo "toolchain.sh: unsupported OCAML_VERSION=$want (use 5.3, 4.14, 5.1.0, 4.14.0, 5.4 or 5.5, or an exact 5.4.x or 5.5.x)" >&2; exit 2 ;;
 esac
