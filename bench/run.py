@@ -37,6 +37,15 @@ MODES = {"quick": dict(reps=5), "full": dict(reps=5)}
 # ---------------------------------------------------------------- report
 
 
+
+def relative_to_repo(arg):
+    """An argument, with the paths inside the repository made relative to
+    it (`--build=/abs/path` too), so that results name no machine's paths."""
+    key, eq, val = arg.partition("=") if arg.startswith("--") else ("", "", arg)
+    if os.path.isabs(val) and os.path.commonpath([val, ROOT]) == ROOT:
+        val = os.path.relpath(val, ROOT)
+    return key + eq + val
+
 def check_mismatches(records):
     """Implementations of one benchmark must compute the same result."""
     seen, bad = {}, []
@@ -214,7 +223,7 @@ def main():
     data = {"mode": a.mode, "config": cfg, "machine": info, "records": records,
             "failures": failures, "check_mismatches": check_mismatches(records),
             "skipped": skipped,
-            "command": " ".join([os.path.relpath(sys.argv[0], ROOT)] + sys.argv[1:])}
+            "command": " ".join(relative_to_repo(arg) for arg in sys.argv)}
     data["aggregates"] = [{"bench": b, "case": c, "impl": i, **m}
                           for (b, c, i), m in sorted(aggregate(records).items())]
     with open(os.path.join(outdir, "results.json"), "w") as f:

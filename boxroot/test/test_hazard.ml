@@ -18,9 +18,9 @@
 
    The build with -DBOXROOT_TESTING_NO_DELETION_BARRIER (test/broken)
    must lose values: run with BOXROOT_HAZARD_EXPECT_LOSS=1 it fails unless
-   each way loses some (on OCaml 5; one round, as the lost values leave
-   dangling pointers behind). BOXROOT_HAZARD_ROUNDS (default 3), BOXROOT_HAZARD_N
-   (values per way and round, default 25_000). *)
+   each way loses some (on OCaml 5), within three rounds.
+   BOXROOT_HAZARD_ROUNDS (default 3), BOXROOT_HAZARD_N (values per way
+   and round, default 25_000). *)
 open Boxroot_test
 
 external delete_foreign : root array -> int -> int -> unit = "hazard_delete_foreign"
@@ -88,17 +88,36 @@ let round r =
   done;
   forget hidden;
   for i = n to 2 * n - 1 do delete roots.(i) done;
-  Array.iteri (fun w k ->
-      if expect_loss then begin
-        Printf.printf "round %d, %s: %d of %d values lost\n%!" r ways.(w) k n;
-        check (not (multicore ()) || k > 0)
-          "round %d, %s: the build without deletion barrier lost no value" r ways.(w)
-      end else check (k = 0) "round %d, %s: %d of %d values lost" r ways.(w) k n)
-    lost
+  if expect_loss then
+    Array.iteri (fun w k ->
+        Printf.printf "round %d, %s: %d of %d values lost\n%!" r ways.(w) k n) lost
+  else
+    Array.iteri (fun w k ->
+        check (k = 0) "round %d, %s: %d of %d values lost" r ways.(w) k n) lost;
+  lost
+
+(* The build without barrier must lose values in every way. Marking may
+   reach some pools before their roots are dropped on a busy machine (a
+   domain waiting for the others to join a collection marks meanwhile,
+   which the ballast only delays), so up to three rounds, until each way
+   has lost values once. A round after a loss is safe: no live block
+   points to a lost value any more (weak entries cleared, copies
+   forgotten, the roots deleted or holding immediates). *)
+let expect_loss_rounds () =
+  let ever = Array.make (Array.length ways) false and r = ref 0 in
+  while Array.exists not ever && !r < 3 do
+    incr r;
+    Array.iteri (fun w k -> if k > 0 then ever.(w) <- true) (round !r)
+  done;
+  Array.iteri (fun w lost ->
+      check (not (multicore ()) || lost)
+        "%s: the build without deletion barrier lost no value in %d rounds" ways.(w) !r)
+    ever
 
 let () =
   let h = Par.spawn helper in
-  for r = 1 to rounds do round r done;
+  if expect_loss then expect_loss_rounds ()
+  else for r = 1 to rounds do ignore (round r) done;
   Atomic.set stop true;
   Par.join h;
   (* Domain.join returns before the domain's thread has released its
