@@ -148,15 +148,15 @@ void boxroot__compat_remove_hooks(void)
 
 /* Marking pools as blocks: not on OCaml 4.14 (ocaml_compat.h). */
 int boxroot__compat_marks_pools_as_blocks(void) { return 0; }
-void *boxroot__compat_state(void) { return NULL; }
-void boxroot__compat_darken(void *state, value v) { (void)state; (void)v; }
-void boxroot__compat_darken_block(void *state, uintptr_t *header, uintptr_t wosize)
+boxroot__domain_state *boxroot__compat_state(void) { return NULL; }
+void boxroot__compat_darken(boxroot__domain_state *state, value v) { (void)state; (void)v; }
+void boxroot__compat_darken_block(boxroot__domain_state *state, uintptr_t *header, uintptr_t wosize)
 {
   (void)state; (void)header; (void)wosize;
 }
 uintptr_t boxroot__compat_unmarked_header(uintptr_t wosize) { (void)wosize; return 0; }
-int boxroot__compat_domain_id(void *state) { (void)state; return 0; }
-int boxroot__compat_marking_done(void *state) { (void)state; return 1; }
+int boxroot__compat_domain_id(boxroot__domain_state *state) { (void)state; return 0; }
+int boxroot__compat_marking_done(boxroot__domain_state *state) { (void)state; return 1; }
 uint32_t boxroot__compat_cycle(void) { return 0; }
 int boxroot__compat_in_main_marking_phase(void) { return 0; }
 void boxroot__compat_finish_major_cycle(void) {}

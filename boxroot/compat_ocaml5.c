@@ -19,6 +19,10 @@
 #include <caml/shared_heap.h>
 #include "domain.h"
 
+/* The one conversion between the two types (ocaml_compat.h). */
+static boxroot__domain_state *of_caml(caml_domain_state *s) { return (boxroot__domain_state *)s; }
+static caml_domain_state *to_caml(boxroot__domain_state *s) { return (caml_domain_state *)s; }
+
 static struct boxroot__pool_hot *const no_pool = &boxroot__empty_pool;
 __thread struct boxroot__thread_cursor boxroot__thread_cursor
   __attribute__((tls_model("initial-exec"))) = {
@@ -39,7 +43,7 @@ static void scan_hook(scanning_action f, scanning_action_flags flags,
 {
   if (previous_scan_hook != NULL) previous_scan_hook(f, flags, data, domain);
   boxroot__scan_domain(domain->id, (boxroot__scanner){ f, data },
-                       (flags & SCANNING_ONLY_YOUNG_VALUES) != 0, domain);
+                       (flags & SCANNING_ONLY_YOUNG_VALUES) != 0, of_caml(domain));
 }
 
 /* The other domains adopt the orphans in the terminating domain's last
@@ -71,11 +75,11 @@ void boxroot__compat_remove_hooks(void)
 
 int boxroot__compat_marks_pools_as_blocks(void) { return 1; }
 
-void *boxroot__compat_state(void) { return Caml_state; }
+boxroot__domain_state *boxroot__compat_state(void) { return of_caml(Caml_state); }
 
-void boxroot__compat_darken(void *state, value v)
+void boxroot__compat_darken(boxroot__domain_state *state, value v)
 {
-  if (Is_block(v) && !Is_young(v)) caml_darken(state, v, NULL);
+  if (Is_block(v) && !Is_young(v)) caml_darken(to_caml(state), v, NULL);
 }
 
 /* The cycle's unmarked status: the marker that reaches the block marks
@@ -85,17 +89,17 @@ uintptr_t boxroot__compat_unmarked_header(uintptr_t wosize)
   return Make_header(wosize, 0, caml_global_heap_state.UNMARKED);
 }
 
-void boxroot__compat_darken_block(void *state, uintptr_t *header, uintptr_t wosize)
+void boxroot__compat_darken_block(boxroot__domain_state *state, uintptr_t *header, uintptr_t wosize)
 {
   *header = boxroot__compat_unmarked_header(wosize);
-  caml_darken(state, Val_hp(header), NULL);
+  caml_darken(to_caml(state), Val_hp(header), NULL);
 }
 
-int boxroot__compat_domain_id(void *state) { return ((caml_domain_state *)state)->id; }
+int boxroot__compat_domain_id(boxroot__domain_state *state) { return to_caml(state)->id; }
 
-int boxroot__compat_marking_done(void *state)
+int boxroot__compat_marking_done(boxroot__domain_state *state)
 {
-  return ((caml_domain_state *)state)->marking_done != 0;
+  return to_caml(state)->marking_done != 0;
 }
 
 /* Incremented in the stop-the-world section that starts a cycle, before

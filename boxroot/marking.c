@@ -206,7 +206,7 @@ static void reset_count(void)
 
 /* If the domain of `state` (this thread's, or its hook's) has finished
    marking, uncounts it. */
-static void uncount_if_done(void *state)
+static void uncount_if_done(boxroot__domain_state *state)
 {
   int id = boxroot__compat_domain_id(state);
   if (counted_in[id] != 0 && boxroot__compat_marking_done(state)) uncount_domain(id);
@@ -245,7 +245,7 @@ static int directory_growth_fails(void)
 static int directory_growth_fails(void) { return 0; }
 #endif
 
-void boxroot__marking_directory_open(void *domain_state)
+void boxroot__marking_directory_open(boxroot__domain_state *domain_state)
 {
   struct directory *dir = &directories[boxroot__compat_domain_id(domain_state)];
   /* A second darkening scan in one cycle finds this cycle's directory
@@ -268,7 +268,7 @@ static int directory_reserve(struct directory *dir)
   return 1;
 }
 
-long boxroot__marking_enlist_pool(pool *p, void *domain_state)
+long boxroot__marking_enlist_pool(pool *p, boxroot__domain_state *domain_state)
 {
   if (pool_alloc_count(p) == 0) return 0;
   int id = boxroot__compat_domain_id(domain_state);
@@ -286,7 +286,7 @@ long boxroot__marking_enlist_pool(pool *p, void *domain_state)
   return (long)slots;
 }
 
-void boxroot__marking_directory_push(void *domain_state)
+void boxroot__marking_directory_push(boxroot__domain_state *domain_state)
 {
   struct directory *dir = &directories[boxroot__compat_domain_id(domain_state)];
   if (!dir->open) return;
@@ -296,7 +296,7 @@ void boxroot__marking_directory_push(void *domain_state)
   boxroot__compat_darken_block(domain_state, dir->block, dir->count);
 }
 
-void boxroot__marking_observe(void *domain_state)
+void boxroot__marking_observe(boxroot__domain_state *domain_state)
 {
   if (domain_state == NULL) return; /* slot by slot: nothing is counted */
   if (!boxroot__compat_in_main_marking_phase()) {
@@ -309,7 +309,7 @@ void boxroot__marking_observe(void *domain_state)
 /* The barriers' darkening: the values of slots [from, to) on the mark
    stack of `state`, if pools may still be marked (free slots hold odd
    links, which it ignores). */
-static void darken_slots(void **from, void **to, void *state)
+static void darken_slots(void **from, void **to, boxroot__domain_state *state)
 {
   uncount_if_done(state);
   (void)from; (void)to;
@@ -322,7 +322,7 @@ static void darken_slots(void **from, void **to, void *state)
 
 /* Darkens every value of the pool (M3) and clears the bit: the owner,
    lock held or in its scan hook. */
-static void snapshot_pool(pool *p, void *state)
+static void snapshot_pool(pool *p, boxroot__domain_state *state)
 {
   darken_slots(p->slots, p->fresh, state);
   pool_set_barrier_bit(p, 0);
@@ -339,7 +339,7 @@ static void snapshot_pool(pool *p, void *state)
    about twice the cheaper of the two. */
 #define SNAPSHOT_AFTER_BARRIERS 8
 
-void boxroot__marking_owner_barrier(pool *p, void **slot, void *state)
+void boxroot__marking_owner_barrier(pool *p, void **slot, boxroot__domain_state *state)
 {
   if (++p->barriers * SNAPSHOT_AFTER_BARRIERS >= p->fresh - p->slots
       || !marking_pools_may_be_marked()) {
@@ -364,7 +364,7 @@ bool boxroot__modify_marking(boxroot *r, value v)
   /* ACQUIRE: a clear bit follows the owner's darkening. */
   boxroot__owner_word owner = boxroot__owner_word_acquire(&p->shared);
   if (boxroot__owner_word_barrier(owner)) {
-    void *state = boxroot__compat_state();
+    boxroot__domain_state *state = boxroot__compat_state();
     if (boxroot__owner_word_key(owner) == boxroot__compat_lock_key()) {
       boxroot__marking_owner_barrier(p, (void **)root, state);
     } else {

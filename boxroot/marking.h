@@ -13,14 +13,14 @@
    marker as one block, and returns the number of slots handed over (0 if
    the pool holds no root), or -1 if the directory has no room for it: the
    caller then darkens its values slot by slot. */
-void boxroot__marking_directory_open(void *domain_state);
-long boxroot__marking_enlist_pool(pool *p, void *domain_state);
-void boxroot__marking_directory_push(void *domain_state);
+void boxroot__marking_directory_open(boxroot__domain_state *domain_state);
+long boxroot__marking_enlist_pool(pool *p, boxroot__domain_state *domain_state);
+void boxroot__marking_directory_push(boxroot__domain_state *domain_state);
 
 /* Every scan hook of the domain whose state is `domain_state` (NULL on
    OCaml 4.14), stop-the-world: lowers the flag below once that domain's
    mark stack, or every domain's, can hold no pool any more. */
-void boxroot__marking_observe(void *domain_state);
+void boxroot__marking_observe(boxroot__domain_state *domain_state);
 
 /* The marking epoch while some pool may be on a mark stack, else 0: the
    flag of marking.c (M4). */
@@ -35,7 +35,7 @@ static inline int marking_pools_may_be_marked(void)
 /* The owner's deletion barrier before it frees or overwrites `slot` of
    `p` (M3), on `domain_state`'s mark stack: its lock held, or its scan
    hook. Darkens the old value, or the whole pool, which clears the bit. */
-void boxroot__marking_owner_barrier(pool *p, void **slot, void *domain_state);
+void boxroot__marking_owner_barrier(pool *p, void **slot, boxroot__domain_state *domain_state);
 
 /* Whether the owner, freeing slots of `p` on behalf of remote deletions
    (remote.c), must run boxroot__marking_owner_barrier on each first: only
@@ -43,7 +43,7 @@ void boxroot__marking_owner_barrier(pool *p, void **slot, void *domain_state);
    all darkened this cycle, or pushed in no cycle, costs no read of its
    slots; never at the cycle start (`domain_state` NULL), where the
    deletions collected precede the snapshot. */
-static inline int marking_collect_needs_barrier(void *domain_state, pool *p)
+static inline int marking_collect_needs_barrier(boxroot__domain_state *domain_state, pool *p)
 {
   return domain_state != NULL
     && BOXROOT__UNLIKELY(boxroot__pool_barrier_bit(&p->shared));

@@ -234,16 +234,22 @@ void boxroot__compat_point_thread_cursor(int id);
      header at `header`, and darkens the block that follows it;
    - boxroot__compat_domain_id(state), boxroot__compat_marking_done(state);
    - boxroot__compat_cycle(): the number of major cycles started so far;
+/* The runtime's state of one domain, as the marking code passes it
+   around: a caml_domain_state on OCaml 5, dereferenced only in
+   compat_ocaml5.c; NULL on OCaml 4.14. A type of its own, so that no
+   other pointer can be passed for it. */
+typedef struct boxroot__domain_state boxroot__domain_state;
+
    - boxroot__compat_in_main_marking_phase(): whether the runtime may
      still be marking from the roots of the current cycle;
    - boxroot__compat_finish_major_cycle(): completes the current cycle. */
 int boxroot__compat_marks_pools_as_blocks(void);
-void *boxroot__compat_state(void);
-void boxroot__compat_darken(void *state, value v);
+boxroot__domain_state *boxroot__compat_state(void);
+void boxroot__compat_darken(boxroot__domain_state *state, value v);
 uintptr_t boxroot__compat_unmarked_header(uintptr_t wosize);
-void boxroot__compat_darken_block(void *state, uintptr_t *header, uintptr_t wosize);
-int boxroot__compat_domain_id(void *state);
-int boxroot__compat_marking_done(void *state);
+void boxroot__compat_darken_block(boxroot__domain_state *state, uintptr_t *header, uintptr_t wosize);
+int boxroot__compat_domain_id(boxroot__domain_state *state);
+int boxroot__compat_marking_done(boxroot__domain_state *state);
 uint32_t boxroot__compat_cycle(void);
 int boxroot__compat_in_main_marking_phase(void);
 void boxroot__compat_finish_major_cycle(void);
@@ -306,7 +312,7 @@ typedef struct { scanning_action f; } boxroot__scanner;
 /* Scans domain `id`'s roots with `sc`, for a minor collection or not
    (scan.c); called by the scanning hook of compat_ocaml{4,5}.c.
    `domain_state`: the state of domain `id` on OCaml 5, NULL on 4.14. */
-void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, void *domain_state);
+void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, boxroot__domain_state *domain_state);
 #endif
 
 #endif /* BOXROOT_OCAML_COMPAT_H */

@@ -267,7 +267,7 @@ void boxroot__delete_remote(boxroot r, void const *key)
   delete_not_local((void **)r, key, 0);
 }
 
-int boxroot__remote_collect(struct boxroot_domain *d, pool *p, void *barrier_state)
+int boxroot__remote_collect(struct boxroot_domain *d, pool *p, boxroot__domain_state *barrier_state)
 {
   if (boxroot__load(&p->delayed_pending, SEQ_CST) == 0) return 0;   /* C1 */
   boxroot__exchange(&p->delayed_pending, 0, SEQ_CST);               /* C2 */

@@ -13,7 +13,7 @@ struct boxroot_domain;
    `barrier_state`: the domain state on whose mark stack the deletion
    barrier darkens the values freed while their pool has the barrier bit
    (marking.c, M3), or NULL (cycle start, slot-by-slot scans). */
-int boxroot__remote_collect(struct boxroot_domain *d, pool *p, void *barrier_state);
+int boxroot__remote_collect(struct boxroot_domain *d, pool *p, boxroot__domain_state *barrier_state);
 
 /* Publishes the deletions that domain `dom` gathered in its cursor
    (remote.c). Its lock held, or its scan or termination hook. */

@@ -127,7 +127,7 @@ static enum scan_kind major_scan_kind(boxroot__scanner sc)
 }
 
 static long scan_pool(pool *p, boxroot__scanner sc, enum scan_kind kind,
-                      void *domain_state)
+                      boxroot__domain_state *domain_state)
 {
   switch (kind) {
   case SCAN_YOUNG: return scan_pool_young(p, sc);
@@ -149,9 +149,9 @@ static long scan_pool(pool *p, boxroot__scanner sc, enum scan_kind kind,
    (marking.c, M3). */
 static long scan_ring(struct boxroot_domain *d, int cls, int new_cls,
                       boxroot__scanner sc, enum scan_kind kind,
-                      void *domain_state, int barrier)
+                      boxroot__domain_state *domain_state, int barrier)
 {
-  void *barrier_state = barrier ? domain_state : NULL;
+  boxroot__domain_state *barrier_state = barrier ? domain_state : NULL;
   long scanned = 0;
   /* Enlisting a pool in the directory reads no slot. */
   int prefetch = kind == SCAN_DARKEN ? 0 : SCAN_PREFETCH_SLOTS;
@@ -165,7 +165,7 @@ static long scan_ring(struct boxroot_domain *d, int cls, int new_cls,
   return scanned;
 }
 
-static long collect_ring(struct boxroot_domain *d, pool *head, void *barrier_state)
+static long collect_ring(struct boxroot_domain *d, pool *head, boxroot__domain_state *barrier_state)
 {
   long freed = 0;
   if (head != NULL) {
@@ -178,7 +178,7 @@ static long collect_ring(struct boxroot_domain *d, pool *head, void *barrier_sta
   return freed;
 }
 
-static void scan_minor(struct boxroot_domain *d, boxroot__scanner sc, void *domain_state)
+static void scan_minor(struct boxroot_domain *d, boxroot__scanner sc, boxroot__domain_state *domain_state)
 {
   if (boxroot__load(&d->delayed_flag, SEQ_CST) && boxroot__exchange(&d->delayed_flag, 0, SEQ_CST)
       && collect_ring(d, d->old, domain_state) > 0)
@@ -193,7 +193,7 @@ static void scan_minor(struct boxroot_domain *d, boxroot__scanner sc, void *doma
    Delayed frees collected here need no barrier: at the cycle start they
    precede the snapshot (marking.c), and the other scans go slot by slot
    with no marking under way that could hold a pool. */
-static void scan_major(struct boxroot_domain *d, boxroot__scanner sc, void *domain_state)
+static void scan_major(struct boxroot_domain *d, boxroot__scanner sc, boxroot__domain_state *domain_state)
 {
   boxroot__store(&d->delayed_flag, 0, SEQ_CST);
   enum scan_kind kind = major_scan_kind(sc);
@@ -205,7 +205,7 @@ static void scan_major(struct boxroot_domain *d, boxroot__scanner sc, void *doma
   d->stats.major_scans++;
 }
 
-void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, void *domain_state)
+void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, boxroot__domain_state *domain_state)
 {
   if (boxroot_status() != BOXROOT_RUNNING) return;
   boxroot__marking_observe(domain_state);
