@@ -208,11 +208,10 @@ static inline boxroot boxroot_create(value v)
 #ifdef BOXROOT_DEBUG
   return boxroot__debug_create(v);
 #else
-  /* Where the current pool of the domain whose lock this thread holds is
-     kept, or NULL if it holds none (ocaml_compat.h). */
-  struct boxroot__pool_hot *const *cursor = boxroot__compat_locked_cursor();
-  if (BOXROOT__LIKELY(cursor != NULL)) {
-    struct boxroot__pool_hot *pool = *cursor;
+  /* Whether this thread holds a lock and knows where its domain's
+     current pool is kept (ocaml_compat.h). */
+  if (BOXROOT__LIKELY(boxroot__compat_cursor_known())) {
+    struct boxroot__pool_hot *pool = *boxroot__compat_cached_cursor();
     void **slot = pool->free_list;
     if (BOXROOT__LIKELY(slot != (void **)pool)) {
       pool->free_list = (void **)((uintptr_t)*slot - 1); /* pool_unlink */
