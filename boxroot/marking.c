@@ -150,6 +150,7 @@
    harmless by M2. */
 #include <pthread.h>
 #include <stdlib.h>
+#include "invariants.h"
 #include "marking.h"
 
 uint32_t boxroot__marking_epoch; /* the flag (M4): 0, or `epoch` */
@@ -273,6 +274,8 @@ long boxroot__marking_enlist_pool(pool *p, boxroot__domain_state *domain_state)
   if (pool_alloc_count(p) == 0) return 0;
   int id = boxroot__compat_domain_id(domain_state);
   struct directory *dir = &directories[id];
+  /* The owner's hook enlists its own pools (M0, M1). */
+  BOXROOT__ASSERT(pool_owner(p) == id);
   if (!dir->open || !directory_reserve(dir)) return -1;
   uintptr_t slots = (uintptr_t)(p->fresh - p->slots);
   /* Counted before its pools can be marked; no reset runs meanwhile
@@ -341,6 +344,9 @@ static void snapshot_pool(pool *p, boxroot__domain_state *state)
 
 void boxroot__marking_owner_barrier(pool *p, void **slot, boxroot__domain_state *state)
 {
+  /* The owner only (M3), on a slot of the pool handed out this cycle. */
+  BOXROOT__ASSERT(pool_owner(p) == boxroot__compat_domain_id(state));
+  BOXROOT__ASSERT(pool_of_slot(slot) == p && slot >= p->slots && slot < p->fresh);
   if (++p->barriers * SNAPSHOT_AFTER_BARRIERS >= p->fresh - p->slots
       || !marking_pools_may_be_marked()) {
     snapshot_pool(p, state);
@@ -351,6 +357,8 @@ void boxroot__marking_owner_barrier(pool *p, void **slot, boxroot__domain_state 
 
 void boxroot__marking_delete_owned(pool *p, void **slot, void const *key)
 {
+  BOXROOT__ASSERT(boxroot__owner_word_barrier(boxroot__owner_word_relaxed(&p->shared))
+                  && boxroot__owner_word_key(boxroot__owner_word_relaxed(&p->shared)) == key);
   boxroot__marking_owner_barrier(p, slot, boxroot__compat_state());
   boxroot__delete_local(&p->hot, (boxroot)slot, key);
 }

@@ -91,6 +91,10 @@ struct pool {
 
 enum pool_class { CLASS_YOUNG = BOXROOT__CLASS_YOUNG, CLASS_OLD, CLASS_FREE, CLASS_NONE };
 
+static inline int32_t pool_owner(pool const *p)
+{
+  return boxroot__load(&p->shared.owner, RELAXED);
+}
 static inline int32_t pool_class(pool const *p)
 {
   return boxroot__load(&p->shared.cls, RELAXED);

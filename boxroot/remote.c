@@ -83,6 +83,7 @@
 #include "boxroot.h"
 #include "checks.h"
 #include "domain.h"
+#include "invariants.h"
 #include "marking.h"
 #include "remote.h"
 
@@ -269,6 +270,7 @@ void boxroot__delete_remote(boxroot r, void const *key)
 
 int boxroot__remote_collect(struct boxroot_domain *d, pool *p, boxroot__domain_state *barrier_state)
 {
+  BOXROOT__ASSERT(pool_owner(p) == d->id); /* only the owner frees slots */
   if (boxroot__load(&p->delayed_pending, SEQ_CST) == 0) return 0;   /* C1 */
   boxroot__exchange(&p->delayed_pending, 0, SEQ_CST);               /* C2 */
   int freed = 0;
