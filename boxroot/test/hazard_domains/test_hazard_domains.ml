@@ -50,19 +50,28 @@ let count_lost weak lo hi =
   for i = lo to hi - 1 do if Weak.get weak i = None then incr k done;
   !k
 
+(* A new cycle, once it marks, with the roots' values copied into a block
+   allocated during marking (which the marker will not scan) and watched
+   by a weak array: returns both. *)
+let values_in_marking name roots =
+  let k = Array.length roots in
+  let weak = Weak.create k in
+  Array.iteri (fun i r -> Weak.set weak i (Some (get r))) roots;
+  Gc.full_major ();
+  check (drive_into_marking ()) "%s: the runtime never started marking" name;
+  let hidden = Array.make k (Obj.repr 0) in
+  for i = 0 to k - 1 do hidden.(i) <- get roots.(i) done;
+  (weak, hidden)
+
 (* Scenario 1 once: the values lost (modified to an immediate, to a
    young value). *)
 let modified_by_another_domain () =
   let total = 2 * n in
   let roots = Array.init total (fun i -> create (ref i)) in
-  let weak = Weak.create total in
-  Array.iteri (fun i r -> Weak.set weak i (Some (get r))) roots;
-  Gc.full_major ();
-  check (drive_into_marking ()) "modify: the runtime never started marking";
-  let hidden = Array.make total (Obj.repr 0) in
-  for i = 0 to total - 1 do hidden.(i) <- get roots.(i) done;
-  (* A domain that ends before this one goes on (see test_hazard): the
-     collection below needs no other domain to join it. *)
+  let weak, hidden = values_in_marking "modify" roots in
+  (* A domain that ends before this one goes on, so that the collection
+     below needs no other domain to join it (a domain waiting at such a
+     rendezvous marks meanwhile). *)
   Domain.join (Domain.spawn (fun () ->
       for i = 0 to n - 1 do roots.(i) <- modify roots.(i) 0 done;
       for i = n to total - 1 do roots.(i) <- modify roots.(i) (ref (- i)) done));
@@ -113,12 +122,7 @@ let owner_terminates_while_marking () =
       while not (Atomic.get go) do Domain.cpu_relax () done) in
   while not (Atomic.get made) do Domain.cpu_relax () done;
   let roots = !roots in
-  let weak = Weak.create n in
-  Array.iteri (fun i r -> Weak.set weak i (Some (get r))) roots;
-  Gc.full_major ();
-  check (drive_into_marking ()) "terminate: the runtime never started marking";
-  let hidden = Array.make n (Obj.repr 0) in
-  for i = 0 to n - 1 do hidden.(i) <- get roots.(i) done;
+  let weak, hidden = values_in_marking "terminate" roots in
   Atomic.set go true;
   Domain.join d;
   (* Its pools are orphans until this domain adopts them at its next
