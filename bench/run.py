@@ -79,7 +79,10 @@ def report(data, outdir, charts=True, chart_format="svg"):
              f"{info['gcc']} · commit {info['git_commit']}{' (dirty)' if info.get('git_dirty') else ''} · "
              f"{cfg['reps']} interleaved repetitions · load average at start {info.get('loadavg_start', '?')}"
              f", at end {info.get('loadavg_end', '?')}\n")
-    L.append(f"Command: `{data['command']}`. Times are the median over the repetitions of the "
+    # Results recorded before commands were stored relative may name a
+    # checkout's absolute path.
+    command = " ".join(relative_to_repo(arg) for arg in data["command"].split())
+    L.append(f"Command: `{command}`. Times are the median over the repetitions of the "
              "timed section's CPU time; *spread* = (max − min) / median. Ratios are of medians "
              "from this run. Raw values: `results.json`.\n")
     if data.get("failures"):
