@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include "chunk.h"
+#include "invariants.h"
 #include "marking.h"
 #include "testing.h"
 
@@ -60,15 +61,7 @@ void boxroot__testing_fail_pool_allocations_after(long n)
   boxroot__store(&fail_after, n, SEQ_CST);
 }
 
-static int injected_failure(void)
-{
-  long n = boxroot__load(&fail_after, SEQ_CST);
-  while (n >= 0) {
-    if (n == 0) return 1;
-    if (boxroot__cas_weak(&fail_after, &n, n - 1, SEQ_CST)) return 0;
-  }
-  return 0;
-}
+static int injected_failure(void) { return boxroot__injected_failure(&fail_after); }
 #else
 static int injected_failure(void) { return 0; }
 #endif

@@ -109,12 +109,17 @@ static void install_blocking_hooks(void)
    in ocaml_compat.h), before setup, or through systhreads' hook before
    ours were taken back. There only a caller that does not hold the lock,
    against the API's rule, would be misjudged. */
+static int lock_held_per_runtime(void)
+{
+  return !(boxroot__compat_thread_epoch == RELEASED_THROUGH_OUR_HOOK
+           && blocking_hooks_are_ours())
+    && runtime_says_i_hold_the_lock();
+}
+
 int boxroot__compat_lock_held_slow(void)
 {
   if (boxroot__compat_locked_domain() >= 0) return 1;
-  if (boxroot__compat_thread_epoch == RELEASED_THROUGH_OUR_HOOK
-      && blocking_hooks_are_ours()) return 0;
-  if (!runtime_says_i_hold_the_lock()) return 0;
+  if (!lock_held_per_runtime()) return 0;
   if (boxroot_status() == BOXROOT_RUNNING) install_blocking_hooks();
   return 1;
 }
@@ -168,11 +173,7 @@ void boxroot__compat_finish_major_cycle(void) {}
 int boxroot__compat_visit_domains(void (*each_domain)(int id, void *data),
                                   void (*shared)(void *data), void *data)
 {
-  int held = boxroot__compat_locked_domain() >= 0
-    || (!(boxroot__compat_thread_epoch == RELEASED_THROUGH_OUR_HOOK
-          && blocking_hooks_are_ours())
-        && runtime_says_i_hold_the_lock());
-  if (!held) return 0;
+  if (boxroot__compat_locked_domain() < 0 && !lock_held_per_runtime()) return 0;
   for (int id = 0; id < BOXROOT__MAX_DOMAINS; id++) each_domain(id, data);
   shared(data);
   return 1;

@@ -320,21 +320,25 @@ void boxroot__domain_adopt_orphans(struct boxroot_domain *d)
   pthread_mutex_unlock(&domains_lock);
 }
 
+/* Adds ring `head`'s pools, slots in use and creations to the sums. */
+static void sum_ring(pool *head, long *pools, long *roots, long *creations)
+{
+  if (head == NULL) return;
+  pool *p = head;
+  do {
+    (*pools)++;
+    *roots += pool_alloc_count(p);
+    *creations += pool_creations(p);
+    p = p->next;
+  } while (p != head);
+}
+
 void boxroot__domain_orphan_counts(long *pools, long *roots, long *creations)
 {
   *pools = *roots = *creations = 0;
   pthread_mutex_lock(&domains_lock);
-  pool *heads[2] = { orphan_young, orphan_old };
-  for (int i = 0; i < 2; i++) {
-    pool *p = heads[i];
-    if (p == NULL) continue;
-    do {
-      (*pools)++;
-      *roots += pool_alloc_count(p);
-      *creations += pool_creations(p);
-      p = p->next;
-    } while (p != heads[i]);
-  }
+  sum_ring(orphan_young, pools, roots, creations);
+  sum_ring(orphan_old, pools, roots, creations);
   pthread_mutex_unlock(&domains_lock);
 }
 
@@ -344,14 +348,7 @@ void boxroot__domain_counts(struct boxroot_domain *d, long pools[3], long *roots
   *roots = *creations = 0;
   for (int cls = CLASS_YOUNG; cls <= CLASS_FREE; cls++) {
     pools[cls] = 0;
-    pool *head = *domain_ring(d, cls), *p = head;
-    if (head == NULL) continue;
-    do {
-      pools[cls]++;
-      *roots += pool_alloc_count(p);
-      *creations += pool_creations(p);
-      p = p->next;
-    } while (p != head);
+    sum_ring(*domain_ring(d, cls), &pools[cls], roots, creations);
   }
 }
 

@@ -28,11 +28,9 @@
      old only in a scan (stop-the-world), which the modifying thread
      reaches only after its write; a stale "old" only sends a young value
      to the slow path, which moves the root: correct either way.
-   Nothing else. In particular the statistics (boxroot_get_stats) never
-   walk the rings of a running domain: ring_remove clears a pool's links,
-   and a pool given back to the chunk allocator reuses `next` for the
-   chunk's free list, so such a walk could crash or never end. They read
-   a domain's state on its behalf instead (see struct boxroot_domain).
+   Nothing else: the statistics read a domain's rings and `stats` only on
+   its behalf, while no thread can change them (their read protocol:
+   boxroot_get_stats in boxroot.c).
 
    Invariants (enforced in domain.c):
    - Only the owner domain changes its rings and its pools' free lists,
@@ -58,23 +56,14 @@ struct domain_stats {
   long delayed_frees_collected;
 };
 
-/* The statistics (boxroot.c, sum_domain) read the rings (with their
-   pools' counts) and `stats` without a lock, as they read the domain's
-   cursor (boxroot__alloc_cursor[id]) and its modify_moves: only inside
-   boxroot__compat_visit_domains, while no thread can change them. On
-   OCaml 5 that is a stop-the-world section, where a running domain's
-   part is read on its behalf (by its own thread, or by its backup thread,
-   which then holds its lock) and the part of an id no domain runs on by
-   the section's leader (no domain starts or ends during the section); on
-   OCaml 4.14, the thread holding the master lock. */
 struct boxroot_domain {
   int id;
   void const *key;  /* boxroot__compat_domain_key() of domain id */
   int incarnation;  /* unique_id of the OCaml domain last seen with this id */
   int terminated;   /* that incarnation ran its terminated hook */
-  pool *young, *old, *free; /* read by the statistics (above) */
+  pool *young, *old, *free;
   int free_count;
-  struct domain_stats stats; /* read by the statistics (above) */
+  struct domain_stats stats;
   /* Set by remote deleters when one of our pools got delayed frees
      (remote.c); on its own line since other threads write it. */
   _Alignas(CACHE_LINE) int delayed_flag;
@@ -126,9 +115,8 @@ static inline pool **domain_ring(struct boxroot_domain *d, int cls)
   return cls == CLASS_YOUNG ? &d->young : cls == CLASS_OLD ? &d->old : &d->free;
 }
 /* Sums over `d`'s rings: pools per class (indexed by CLASS_YOUNG,
-   CLASS_OLD, CLASS_FREE), slots in use, creations. The caller holds `d`'s
-   lock or runs on its behalf while no thread can change them (see struct
-   boxroot_domain). */
+   CLASS_OLD, CLASS_FREE), slots in use, creations. On `d`'s behalf
+   (above). */
 void boxroot__domain_counts(struct boxroot_domain *d, long pools[3], long *roots,
                             long *creations);
 /* Sums over the orphan rings, under their lock. */

@@ -60,11 +60,12 @@
       promoted by a minor collection), provided every pointer overwritten
       during marking is darkened first, as caml_modify does. A slot
       pushed at the cycle start but read later is such a pointer. So:
-      - When its hook enlists a pool in the directory, the owner sets bit 0 of the pool's
-        owner word (the barrier bit: boxroot_internal.h; pool_set_owner keeps it when the
-        pool changes hands). The owner's deletions then miss the fast
-        path's key comparison, and every modification tests the bit
-        (boxroot_internal.h): both come here first.
+      - When its hook enlists a pool in the directory, the owner sets the
+        barrier bit of the pool's owner word (boxroot_internal.h;
+        pool_set_owner keeps it when the pool changes hands). The
+        owner's deletions then miss the fast path's key comparison, and
+        every modification tests the bit (boxroot_internal.h): both come
+        here first.
       - The owner (boxroot__marking_owner_barrier) darkens the old value
         of the slot, on its own mark stack. Once the pool has run
         barriers for more than 1/SNAPSHOT_AFTER_BARRIERS of its slots
@@ -213,14 +214,14 @@ static void uncount_if_done(boxroot__domain_state *state)
   if (counted_in[id] != 0 && boxroot__compat_marking_done(state)) uncount_domain(id);
 }
 
+/* A directory's first capacity, in pools (it doubles as needed). */
+#define DIRECTORY_MIN_FIELDS 64
+
 /* The directories (M0): one per domain id. `epoch` is the cycle whose
    marking may read `block` (0: none), `capacity` the fields `block` has
    room for, `count` those written so far at this cycle start, `open`
    whether this cycle start is filling it. Only domain id's hook touches
    its entry. */
-/* A directory's first capacity, in pools (it doubles as needed). */
-#define DIRECTORY_MIN_FIELDS 64
-
 struct directory {
   uintptr_t *block; /* block[0]: the header; then the pools' first slots */
   size_t capacity, count;
@@ -230,17 +231,14 @@ struct directory {
 static struct directory directories[BOXROOT__MAX_DOMAINS];
 
 #ifdef BOXROOT_TESTING
-static long directory_growths_allowed = -1;
+static long directory_growths_allowed = -1; /* testing.h; atomic */
 void boxroot__testing_fail_directory_growth_after(long n)
 {
-  directory_growths_allowed = n;
+  boxroot__store(&directory_growths_allowed, n, SEQ_CST);
 }
 static int directory_growth_fails(void)
 {
-  if (directory_growths_allowed < 0) return 0;
-  if (directory_growths_allowed == 0) return 1;
-  directory_growths_allowed--;
-  return 0;
+  return boxroot__injected_failure(&directory_growths_allowed);
 }
 #else
 static int directory_growth_fails(void) { return 0; }

@@ -31,8 +31,9 @@
      a new one with its own bit (R2). The run is also published first
      thing in each of the domain's scans (scan.c), and when it terminates
      (domain.c); after that, each of its deletions publishes its own slot
-     at once (boxroot__remote_terminate). A batch of roots deleted in the order they were created
-     thus costs one D1 per 64 roots, and no atomic operation otherwise.
+     at once (boxroot__remote_terminate). A batch of roots deleted in the
+     order they were created thus costs one D1 per 64 roots, and no
+     atomic operation otherwise.
    Invariants and why:
    - Until the owner frees it (C3), a deleted slot still holds its value
      and still counts in pool_alloc_count, whether it is in a run or

@@ -64,6 +64,23 @@ let finish name =
    work and a minor collection at a time, until the phase says marking.
    False if it never did. *)
 external marking_started : unit -> bool = "test_marking_started"
+
+(* Marking work that this domain does before it reaches the pools: the
+   runtime darkens finalisers' closures after our hook, so this closure is
+   above the pools' directory on the mark stack, and the array it
+   captures (reachable from nowhere else, so that no other domain marks
+   it) is scanned first, in every slice, including the opportunistic ones
+   that a domain makes while it waits for the others to join a
+   collection. A control (the build without barrier) must see the window
+   even on a busy machine, where such waits are long: more ballast there.
+   BOXROOT_HAZARD_BALLAST overrides the number of values. Returns the
+   finalised value: keep it alive. *)
+let install_ballast ~control =
+  let owner = ref 0 in
+  let ballast = Array.init (env_int "BOXROOT_HAZARD_BALLAST"
+                              (if control then 8_000_000 else 1_000_000)) (fun i -> ref i) in
+  Gc.finalise (fun _ -> ignore (Sys.opaque_identity ballast)) owner;
+  owner
 let drive_into_marking () =
   let rec go k =
     marking_started ()

@@ -50,20 +50,7 @@ let helper () =
     end else Par.relax ()
   done
 
-(* Marking work that this domain does before it reaches the pools: the
-   runtime darkens finalisers' closures after our hook, so this closure is
-   above the pools on the mark stack, and the array it captures (reachable
-   from nowhere else, so that no other domain marks it) is scanned first,
-   in every slice, including the opportunistic ones that a domain makes
-   while it waits for the others to join a collection. *)
-let ballast_owner = ref 0
-let () =
-  (* The control (build without barrier) must see the window even on a
-     busy machine, where a domain waiting long for the others to join a
-     collection marks all the while: more ballast there. *)
-  let default = if expect_loss then 8_000_000 else 1_000_000 in
-  let ballast = Array.init (env_int "BOXROOT_HAZARD_BALLAST" default) (fun i -> ref i) in
-  Gc.finalise (fun _ -> ignore (Sys.opaque_identity ballast)) ballast_owner
+let ballast_owner = install_ballast ~control:expect_loss
 
 let round r =
   let roots = Array.init total (fun i -> create (ref i)) in

@@ -37,13 +37,7 @@ let run_on_worker f =
   Atomic.set task (Some f);
   while Atomic.get task <> None do Domain.cpu_relax () done
 
-(* Marking work that this domain does before it reaches the pools (see
-   test_hazard). *)
-let ballast_owner = ref 0
-let () =
-  let default = if expect_loss then 8_000_000 else 1_000_000 in
-  let ballast = Array.init (env_int "BOXROOT_HAZARD_BALLAST" default) (fun i -> ref i) in
-  Gc.finalise (fun _ -> ignore (Sys.opaque_identity ballast)) ballast_owner
+let ballast_owner = install_ballast ~control:expect_loss
 
 let count_lost weak lo hi =
   let k = ref 0 in
