@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 /* Bump BOXROOT__LAYOUT_VERSION whenever a structure below changes. */
-#define BOXROOT__LAYOUT_VERSION 2
+#define BOXROOT__LAYOUT_VERSION 3
 #define BOXROOT__PASTE4(a, b, c, d) a##b##c##d
 #define BOXROOT__LAYOUT_NAME(name, version, pool_log) \
   BOXROOT__PASTE4(name, _layout, version, _pool##pool_log)
@@ -54,6 +54,7 @@ extern "C" {
 #define boxroot__modify_slow BOXROOT__LAYOUT(boxroot__modify_slow)
 #define boxroot__delete_other BOXROOT__LAYOUT(boxroot__delete_other)
 #define boxroot__modify_marking BOXROOT__LAYOUT(boxroot__modify_marking)
+#define boxroot__marking_stamp BOXROOT__LAYOUT(boxroot__marking_stamp)
 
 #define BOXROOT__POOL_SIZE ((uintptr_t)1 << BOXROOT_POOL_LOG_SIZE)
 #define BOXROOT__MAX_DOMAINS 4096 /* = OCaml 5's Max_domains_max */
@@ -103,15 +104,33 @@ struct boxroot__pool_shared {
   uintptr_t owner_word;
 };
 
-/* A pool's owner word: the owner's key (ocaml_compat.h), plus the
-   barrier bit while the owner must run the deletion barrier before its
-   next deletion in the pool (marking.c). Keys are aligned, so bit 0 is
-   free; the delete fast path compares the whole word with the caller's
-   key, so that the bit sends the owner to the slow path too. Only the
-   owner writes the word (pool.h). The barrier exists on OCaml 5 only
-   (BOXROOT__COMPAT_DELETION_BARRIER). */
+/* A pool's owner word: the owner's key (ocaml_compat.h) in the bits
+   below BOXROOT__STAMP_SHIFT, and the pool's stamp above them. The
+   delete fast path compares the whole word with the caller's key and the
+   current marking stamp (marking.c, rule S): a pool whose stamp is not
+   current sends its owner to the slow path, which runs the deletion
+   barrier first if marking may still read the pool. A cycle start changes
+   the current stamp, which switches the barrier on for every pool at
+   once without touching any. Keys are user-space addresses, below 2^48
+   (x86-64, AArch64 without address tagging: domain.c checks). Only the
+   owner, or its scan hook, writes the word (pool.h). On OCaml 4.14 there
+   is no barrier (BOXROOT__COMPAT_DELETION_BARRIER): the stamps are all 0. */
 typedef struct { uintptr_t bits; } boxroot__owner_word;
-#define BOXROOT__BARRIER_BIT ((uintptr_t)1)
+#define BOXROOT__STAMP_SHIFT 48
+#define BOXROOT__KEY_MASK (((uintptr_t)1 << BOXROOT__STAMP_SHIFT) - 1)
+
+#if BOXROOT__COMPAT_DELETION_BARRIER
+/* The current marking stamp, shifted into place; written only by the
+   scan hooks at a cycle start (marking.c), so a thread holding a domain
+   lock reads a value that cannot change under it. */
+extern uintptr_t boxroot__marking_stamp;
+static inline uintptr_t boxroot__current_stamp(void)
+{
+  return boxroot__load(&boxroot__marking_stamp, RELAXED);
+}
+#else
+static inline uintptr_t boxroot__current_stamp(void) { return 0; }
+#endif
 
 /* Not compound literals: this header is C++ too. */
 static inline boxroot__owner_word boxroot__owner_word_relaxed(struct boxroot__pool_shared const *s)
@@ -120,7 +139,7 @@ static inline boxroot__owner_word boxroot__owner_word_relaxed(struct boxroot__po
   w.bits = boxroot__load(&s->owner_word, RELAXED);
   return w;
 }
-/* A clear bit read with acquire follows the owner's darkening of the
+/* A current stamp read with acquire follows the owner's darkening of the
    pool's values (marking.c, M3). */
 static inline boxroot__owner_word boxroot__owner_word_acquire(struct boxroot__pool_shared const *s)
 {
@@ -128,31 +147,31 @@ static inline boxroot__owner_word boxroot__owner_word_acquire(struct boxroot__po
   w.bits = boxroot__load(&s->owner_word, ACQUIRE);
   return w;
 }
-static inline boxroot__owner_word boxroot__owner_word_make(void const *key, int barrier)
+static inline boxroot__owner_word boxroot__owner_word_make(void const *key, uintptr_t stamp)
 {
   boxroot__owner_word w;
-  w.bits = (uintptr_t)key | (barrier ? BOXROOT__BARRIER_BIT : 0);
+  w.bits = (uintptr_t)key | stamp;
   return w;
 }
-/* Whether `key` owns the pool and the barrier bit is clear. */
+/* Whether `key` owns the pool and its stamp is current. */
 static inline int boxroot__owner_word_is(boxroot__owner_word w, void const *key)
 {
-  return w.bits == (uintptr_t)key;
+  return w.bits == ((uintptr_t)key | boxroot__current_stamp());
 }
-static inline int boxroot__owner_word_barrier(boxroot__owner_word w)
+static inline uintptr_t boxroot__owner_word_stamp(boxroot__owner_word w)
 {
-  return BOXROOT__COMPAT_DELETION_BARRIER && (w.bits & BOXROOT__BARRIER_BIT) != 0;
+  return w.bits & ~BOXROOT__KEY_MASK;
 }
 static inline void const *boxroot__owner_word_key(boxroot__owner_word w)
 {
-  return (void const *)(w.bits & ~BOXROOT__BARRIER_BIT);
+  return (void const *)(w.bits & BOXROOT__KEY_MASK);
 }
-/* Whether a pool's barrier bit is set (acquire). The constant first, so
+/* Whether the pool's stamp is current (acquire). The constant first, so
    that OCaml 4.14 does not even load the word. */
-static inline int boxroot__pool_barrier_bit(struct boxroot__pool_shared const *s)
+static inline int boxroot__pool_stamp_current(struct boxroot__pool_shared const *s)
 {
-  return BOXROOT__COMPAT_DELETION_BARRIER
-    && boxroot__owner_word_barrier(boxroot__owner_word_acquire(s));
+  return !BOXROOT__COMPAT_DELETION_BARRIER
+    || boxroot__owner_word_stamp(boxroot__owner_word_acquire(s)) == boxroot__current_stamp();
 }
 
 /* Written only by the thread holding domain d's lock, or by d's scan
@@ -180,6 +199,7 @@ void boxroot__delete_remote(boxroot r, void const *key);
 bool boxroot__modify_slow(boxroot *r, value v);
 /* `key` is boxroot__compat_lock_key() of the calling thread. */
 void boxroot__delete_other(boxroot r, void const *key);
+/* boxroot_modify in a pool whose stamp is not current. */
 bool boxroot__modify_marking(boxroot *r, value v);
 
 /* Checked entry points (debug.c): every call validates its argument.
@@ -271,8 +291,8 @@ static inline void boxroot_delete(boxroot r)
   if (BOXROOT__LIKELY(boxroot__owner_word_is(boxroot__owner_word_relaxed(boxroot__pool_shared(pool)), key))) {
     boxroot__delete_local(pool, r, key);
   } else {
-    /* A remote deletion, or the owner's deletion while the pool needs
-       the deletion barrier (marking.c). */
+    /* A remote deletion, or the owner's deletion in a pool whose stamp
+       is not current (marking.c). */
     boxroot__delete_other(r, key);
   }
 #endif
@@ -298,7 +318,7 @@ static inline bool boxroot_modify(boxroot *r, value v)
     return boxroot__modify_slow(r, v);
   /* The deletion barrier (marking.c): the old value may be the only trace
      of a value that the marker has yet to see. */
-  if (BOXROOT__UNLIKELY(boxroot__pool_barrier_bit(boxroot__pool_shared(pool))))
+  if (BOXROOT__UNLIKELY(!boxroot__pool_stamp_current(boxroot__pool_shared(pool))))
     return boxroot__modify_marking(r, v);
   /* Atomic: the owner may be reading the slot (marking.c). */
   boxroot__store((value *)root, v, RELAXED);

@@ -160,6 +160,9 @@ void boxroot__compat_darken_block(boxroot__domain_state *state, uintptr_t *heade
   (void)state; (void)header; (void)wosize;
 }
 uintptr_t boxroot__compat_unmarked_header(uintptr_t wosize) { (void)wosize; return 0; }
+uintptr_t boxroot__compat_allocation_header(uintptr_t wosize) { (void)wosize; return 0; }
+int boxroot__compat_header_is_marked(uintptr_t header) { (void)header; return 0; }
+int boxroot__compat_marking_in_progress(void) { return 0; }
 int boxroot__compat_domain_id(boxroot__domain_state *state) { (void)state; return 0; }
 int boxroot__compat_marking_done(boxroot__domain_state *state) { (void)state; return 1; }
 uint32_t boxroot__compat_cycle(void) { return 0; }

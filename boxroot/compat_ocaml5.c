@@ -89,6 +89,31 @@ uintptr_t boxroot__compat_unmarked_header(uintptr_t wosize)
   return Make_header(wosize, 0, caml_global_heap_state.UNMARKED);
 }
 
+/* The colour of new blocks: born marked once marking has started
+   (always on 5.1-5.4, where the cycle starts by marking; on 5.5 from the
+   end of the sweep-only phase on). */
+uintptr_t boxroot__compat_allocation_header(uintptr_t wosize)
+{
+#if OCAML_VERSION_MINOR >= 5
+  return Make_header(wosize, 0, caml_allocation_status());
+#else
+  return Make_header(wosize, 0, caml_global_heap_state.MARKED);
+#endif
+}
+
+int boxroot__compat_header_is_marked(uintptr_t header)
+{
+  return Has_status_hd(header, caml_global_heap_state.MARKED);
+}
+
+/* Phase_sweep_and_mark_main and Phase_mark_final follow the cycle start
+   that darkens the roots (on 5.5, the end of Phase_sweep_main);
+   Phase_sweep_ephe comes once marking is over. */
+int boxroot__compat_marking_in_progress(void)
+{
+  return caml_gc_phase == Phase_sweep_and_mark_main || caml_gc_phase == Phase_mark_final;
+}
+
 void boxroot__compat_darken_block(boxroot__domain_state *state, uintptr_t *header, uintptr_t wosize)
 {
   *header = boxroot__compat_unmarked_header(wosize);

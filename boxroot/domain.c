@@ -4,6 +4,7 @@
 #include "chunk.h"
 #include "domain.h"
 #include "invariants.h"
+#include "marking.h"
 #include "remote.h"
 
 struct boxroot_domain *boxroot__domains[BOXROOT__MAX_DOMAINS];
@@ -104,6 +105,8 @@ static struct boxroot_domain *domain_get_any(int id)
   }
   d = aligned_alloc(CACHE_LINE, sizeof *d);
   if (d == NULL) return NULL;
+  /* Room for the stamp above the key (boxroot_internal.h). */
+  BOXROOT__ASSERT(((uintptr_t)own_key(id) & ~BOXROOT__KEY_MASK) == 0);
   *d = (struct boxroot_domain){ .id = id, .incarnation = incarnation,
                                 .key = own_key(id) };
   /* Other threads read this slot (remote.c) without the domain lock. */
@@ -125,6 +128,7 @@ static void release_free_pool(struct boxroot_domain *d, pool *p)
     move_to(d, p, CLASS_FREE, 1);
     d->free_count++;
   } else {
+    boxroot__marking_leave(p, d->id);
     pool_set_owner(p, BOXROOT__NO_OWNER, BOXROOT__NO_OWNER_KEY);
     if (pool_class(p) != CLASS_NONE) ring_remove(domain_ring(d, pool_class(p)), p);
     pool_set_class(p, CLASS_NONE);
@@ -214,10 +218,12 @@ pool *boxroot__domain_refill(struct boxroot_domain *d)
   pool *fresh = boxroot__chunk_alloc_pool();
   if (fresh == NULL) return NULL;
   boxroot__pool_reset(fresh);
+  boxroot__pool_fill_unused(fresh);
   boxroot__store(&fresh->delayed_pending, 0, SEQ_CST);
   for (int i = 0; i < DELAYED_WORDS; i++) boxroot__store(&fresh->delayed_bits[i], 0, SEQ_CST);
   pool_set_class(fresh, CLASS_NONE);
   pool_set_owner(fresh, d->id, d->key);
+  boxroot__marking_join(fresh, d->id, boxroot__compat_state(), 0);
   make_current(d, fresh);
   return fresh;
 }
@@ -269,6 +275,8 @@ static void orphan_all(struct boxroot_domain *d)
     pool *p = d->free;
     ring_remove(&d->free, p);
     pool_set_class(p, CLASS_NONE);
+    boxroot__marking_leave(p, d->id);
+    pool_set_owner(p, BOXROOT__NO_OWNER, BOXROOT__NO_OWNER_KEY);
     retire_pool(p);
   }
   d->free_count = 0;
@@ -278,6 +286,7 @@ static void orphan_all(struct boxroot_domain *d)
     while (*from != NULL) {
       pool *p = *from;
       ring_remove(from, p);
+      boxroot__marking_leave(p, d->id);
       pool_set_owner(p, BOXROOT__NO_OWNER, BOXROOT__NO_OWNER_KEY);
       ring_insert(to, p, 0);
     }
@@ -297,7 +306,7 @@ void boxroot__domain_terminate(int id)
   d->terminated = 1;
 }
 
-void boxroot__domain_adopt_orphans(struct boxroot_domain *d)
+void boxroot__domain_adopt_orphans(struct boxroot_domain *d, boxroot__domain_state *domain_state)
 {
   if (!boxroot__load(&orphans_present, SEQ_CST)) return;
   pthread_mutex_lock(&domains_lock);
@@ -307,6 +316,7 @@ void boxroot__domain_adopt_orphans(struct boxroot_domain *d)
       pool *p = *from;
       ring_remove(from, p);
       pool_set_owner(p, d->id, d->key);
+      boxroot__marking_join(p, d->id, domain_state, 1);
       /* Orphans keep their class: a young orphan may hold young values.
          Low old pools go first, as on every old ring. */
       ring_insert(domain_ring(d, cls), p,

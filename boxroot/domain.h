@@ -103,8 +103,9 @@ pool *boxroot__domain_detach_ring(struct boxroot_domain *d, int cls);
 void boxroot__domain_place(struct boxroot_domain *d, pool *p, int new_cls);
 /* The calling domain terminates: its pools go to the orphan rings. */
 void boxroot__domain_terminate(int id);
-/* Takes every orphan pool, if any. Stop-the-world only. */
-void boxroot__domain_adopt_orphans(struct boxroot_domain *d);
+/* Takes every orphan pool, if any. Stop-the-world only: the scan hook of
+   `d`, whose state is `domain_state` (NULL on OCaml 4.14). */
+void boxroot__domain_adopt_orphans(struct boxroot_domain *d, boxroot__domain_state *domain_state);
 /* Teardown: forgets every domain and orphan (pools are unmapped by the
    chunk allocator). */
 void boxroot__domain_forget_all(void);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include "domain.h"
 #include "invariants.h"
+#include "marking.h"
 #include "testing.h"
 
 _Noreturn void boxroot__invariant_failed(char const *what, char const *file, int line)
@@ -39,6 +40,7 @@ static void check_pool(pool *p)
     CHECK(++free_slots <= handed_out);
   }
   CHECK(pool_alloc_count(p) + free_slots == handed_out);
+  for (void **s = p->fresh; s < pool_end(p); s++) CHECK(((uintptr_t)*s & 1) == 1);
 }
 
 /* domain.h: each ring is a well-linked circle of pools of its class owned
@@ -55,6 +57,7 @@ static int check_ring(struct boxroot_domain *d, int cls, pool *current)
     CHECK(boxroot__load(&p->shared.cls, RELAXED) == cls);
     CHECK(boxroot__load(&p->shared.owner, RELAXED) == d->id);
     CHECK(boxroot__owner_word_key(boxroot__owner_word_relaxed(&p->shared)) == d->key);
+    CHECK(boxroot__marking_check_listed(p, d->id));
     check_pool(p);
     int count = pool_alloc_count(p);
     if (cls != CLASS_FREE && p != current) CHECK(count > 0);

@@ -3,164 +3,177 @@
 
    OCaml 5 starts each major cycle by darkening every root inside a
    stop-the-world section; darkening slot by slot would stop every domain
-   for a time proportional to the number of roots. Instead the scan hook
-   gives the runtime's incremental marker each pool as one OCaml block
-   whose fields are its slots, and these blocks as the fields of one
-   block per domain, its directory; the marker reads them in later
-   slices, as it reads the fields of arrays. What makes that correct:
+   for a time proportional to the number of roots, and even touching each
+   pool would stop it for a time proportional to the number of pools.
+   Instead each pool is an OCaml block whose fields are its slots, listed
+   as a field of one block per domain, its directory, kept up to date as
+   the domain gains and loses pools; at the cycle start the hook darkens
+   each domain's directory (one block) and changes one global word, the
+   stamp, and the marker reads directories and pools in later slices, as
+   it reads the fields of arrays. The section's work is O(domains). What
+   makes that correct:
 
    M0 The mark stack's bound. The runtime sizes each domain's mark stack
       by that domain's own major heap, which does not count our pools,
       and it does not grow a stack that holds only entries of more than
       64 words: pushing one entry per pool overflowed it (the write past
       its end corrupted the heap) with about 4,000 pools on a small heap.
-      So the hook darkens one block per domain, the directory, whose
-      fields are the domain's pools: one mark-stack entry. The marker then
-      takes pools from the directory as it takes any block's fields,
-      through its prefetch buffer of 256 values, and pushes a pool's
-      remaining range only when that buffer is full: at most about 256
-      pool entries and one directory entry are on a stack at any time,
-      whatever the number of pools (under 1/16 of the stack's initial
-      4096 entries). The directory is a C array laid out as a block (its
-      header, then the pools' first slots), filled by the owner's hook at
-      each cycle start and read by the marker until that cycle's marking
-      is over; so it is reallocated only at a cycle start, and freed at
-      teardown, after boxroot__marking_quiesce. A domain whose directory
-      cannot grow (out of memory), or whose hook darkens twice in one
-      cycle, marks the pools that do not fit slot by slot (scan.c).
+      So the hook darkens one block per domain, the directory: one
+      mark-stack entry. The marker takes pools from it as it takes any
+      block's fields, through its prefetch buffer of 256 values, and
+      pushes a pool's remaining range only when that buffer is full: at
+      most about 256 pool entries and one directory entry are on a stack
+      at any time, whatever the number of pools. The directory is a C
+      array laid out as a block (its header, then one field per pool
+      listed, or an odd word for a hole); a domain's pools are listed in
+      its own directory from the moment it owns them to the moment it
+      gives them up (domain.c calls boxroot__marking_join and _leave),
+      free ring included. Only the owner (its lock held, or its hook)
+      writes its directory, and only its own marker reads it, so the two
+      never run at once. Growing it while its marker may still read the
+      old block retires that block, which is freed at a hook that finds
+      the domain's marking done. A pool that cannot be listed (out of
+      memory) is darkened slot by slot at each cycle start instead,
+      until it can be (scan.c).
    M1 Shape and colour. The word before a pool's first slot is a block
-      header (pool.h), written by the owner's hook at each cycle start
-      as the pool goes into the directory: tag 0, wosize = `fresh -
-      slots`, and the cycle's UNMARKED status, so that the marker that
-      reaches it through the directory marks it and pushes its fields.
-      Nothing else ever reads this header: no OCaml value points
-      into a pool (the debug build rejects such values), the sweeper walks
-      only the runtime's own pools, and compaction and heap verification
-      reach our slots through the hook, slot by slot (scan.c). So its
-      colour never has to be kept valid across cycles (the runtime
-      rotates their meaning): free, orphaned, recycled and new pools need
-      no colour, since each cycle start writes the header afresh.
-   M2 Readable fields. From its cycle start until marking ends, a domain's
-      marker may read its directory and any slot of the pools listed
-      there (the range up to `fresh` as it was then), at any time
-      (also one slot at a time, after mark_stack_prune compressed a range
-      into addresses). Every such word is an OCaml value or odd: allocated
-      slots hold values (immediates and young blocks are ignored), free
-      slots odd links (pool.h); slots at or above `fresh` at the cycle
-      start are not in the range. The pool's header, once the marker
-      reached it, is not read again. The range stays mapped and is never
-      decommitted (a decommitted page reads 0, a pointer to the marker)
-      while the flag below is up (chunk.c), and is unmapped only at
-      teardown, which first completes the cycle (boxroot__marking_quiesce). A pool
-      emptied and recycled during the cycle (freed, given to another
-      domain, reset) still holds only links and values: pool_reset only
-      moves `fresh` back, and pool_thread_fresh writes links.
+      header (pool.h): tag 0, wosize POOL_SLOTS, a colour. The marker
+      that reaches an UNMARKED pool through a directory marks it and
+      pushes its fields; a MARKED one it skips. The runtime rotates the
+      colours at each cycle start (MARKED becomes UNMARKED, UNMARKED
+      becomes GARBAGE), so a header is right at the next cycle start if
+      every listed pool is reached in every cycle: its directory is
+      darkened at each cycle start and the marker reads every field.
+      When a pool joins a directory it gets the colour the runtime gives
+      new blocks (UNMARKED on 5.5 before marking starts, MARKED
+      otherwise): a pool that joins before its directory is darkened is
+      reached, one that joins after needs not be, for a pool that holds
+      no value (a new one) has nothing to mark, and an orphan that was
+      not yet reached (not MARKED) has its values darkened as it joins
+      while marking is in progress. Nothing else reads this header: no
+      OCaml value points into a pool (the debug build rejects such
+      values), the sweeper walks only the runtime's own pools, and
+      compaction and heap verification reach our slots through the hook,
+      slot by slot (scan.c). Its wosize never changes, so a marker of a
+      terminating domain that reads and writes the colour of a pool
+      adopted meanwhile by another domain (M2) loses nothing: both write
+      the colour that the cycle calls for.
+   M2 Readable fields. From a directory's darkening until its domain's
+      marking is done, the marker may read any of its fields and any
+      slot of the pools listed, also after they left (it may have read
+      the pool's address before), also one slot at a time (after
+      mark_stack_prune compressed a range into addresses). Every such
+      word is an OCaml value or odd: allocated slots hold values
+      (immediates and young blocks are ignored), free and never-used
+      slots odd words (pool.h), holes odd words. Pools are decommitted
+      (whose pages would read 0, a pointer to the marker) only while the
+      flag below is down (chunk.c), unmapped only at teardown, which first
+      completes the cycle (boxroot__marking_quiesce), and filled again
+      with odd words when they come back from the chunk allocator. A
+      terminating domain finishes its marking after its terminated hook
+      (runtime), reading pools that others may have adopted meanwhile:
+      harmless by this rule.
    M3 Snapshot. OCaml 5 marks every block reachable at the cycle start
       (plus the blocks allocated since, which are born marked, also when
       promoted by a minor collection), provided every pointer overwritten
       during marking is darkened first, as caml_modify does. A slot
-      pushed at the cycle start but read later is such a pointer. So:
-      - When its hook enlists a pool in the directory, the owner sets the
-        barrier bit of the pool's owner word (boxroot_internal.h;
-        pool_set_owner keeps it when the pool changes hands). The
-        owner's deletions then miss the fast path's key comparison, and
-        every modification tests the bit (boxroot_internal.h): both come
-        here first.
-      - The owner (boxroot__marking_owner_barrier) darkens the old value
-        of the slot, on its own mark stack. Once the pool has run
-        barriers for more than 1/SNAPSHOT_AFTER_BARRIERS of its slots
-        handed out, it darkens every value in the pool instead and
-        clears the bit: each value that was in the pool at the cycle
-        start is then marked, darkened, or gone through a barrier, and
-        later deletions and modifications of the pool take the fast
-        path. The bit is cleared with release, read with acquire, so
-        that a thread that sees it clear follows that darkening.
-      - Another domain modifying one of the pool's roots while the bit is
-        set darkens that root's old value only: it must not read the
-        slots that the owner writes.
+      darkened at the cycle start but read later is such a pointer. So:
+      - S, the stamp. The owner word (boxroot_internal.h) holds a stamp
+        beside the owner's key, and the fast paths compare it with the
+        current stamp `boxroot__marking_stamp`, which the hooks change at
+        each cycle start (stamp_of_cycle): that sends the owner's first
+        deletion and every modification in each pool to the slow path
+        at once, without touching any pool. The stamp is current in a
+        pool only if every value that was in the pool at this cycle
+        start is marked, darkened, or gone through a barrier: the owner
+        sets it after darkening the pool's values (snapshot_pool), for
+        a pool that joins while holding no value, or outside marking
+        (when the flag is down) on its slow paths. A new owner (pool.h)
+        sets 0, which no cycle's stamp equals.
+      - The owner's barrier (boxroot__marking_owner_barrier) darkens the
+        old value of the slot, on its own mark stack. Once the pool has
+        run barriers for more than 1/SNAPSHOT_AFTER_BARRIERS of its
+        slots handed out, it darkens every value of the pool instead and
+        makes the stamp current: later deletions and modifications of
+        the pool take the fast path. The stamp is written with release,
+        read with acquire, so that a thread that sees it current follows
+        that darkening.
+      - Another domain modifying one of the pool's roots while the stamp
+        is not current darkens that root's old value only: it must not
+        read the slots that the owner writes.
       - Remote deletions never write the slot (remote.c): its value stays
         there until the owner collects the deletion, which runs the
-        owner's barrier above while the pool has the bit
-        (marking_collect_needs_barrier), except at the cycle start,
-        where the deletions collected precede the snapshot.
-      - After marking, a bit still set is cleared by the owner's next
-        deletion, modification or collected remote deletion in the pool,
-        without darkening.
+        owner's barrier above while the stamp is not current and the
+        flag is up (marking_collect_needs_barrier).
+      - Stamps take STAMP_PERIOD values, so that an old stamp could come
+        back: each domain's minor hooks visit its directory with a hand
+        (boxroot__marking_age), AGING_CYCLES cycles per round, and set
+        every stamp that is not current to 0. A stamp is thus never
+        older than 2 * AGING_CYCLES + 1 < STAMP_PERIOD cycles.
       Filling a slot needs no barrier: the new value is in the snapshot,
       or allocated during the cycle and therefore marked. The cycle starts
-      with a minor collection, so pushed pools hold no young value then;
-      young values stored later are ignored by the marker.
+      with a minor collection, so pools hold no young value then; young
+      values stored later are ignored by the marker.
    M4 The flag. `boxroot__marking_epoch` is 0 unless some domain's mark
       stack may hold pools. Directories are pushed only when a cycle
-      starts marking (below), and a
-      domain's stack is empty once its `marking_done` is set. So each
-      domain's hook, always stop-the-world, counts its domain when it
-      enlists a pool (and sets the flag to the cycle's epoch), and
-      uncounts it at a later scan that finds its marking done; so does
-      the barrier's slow path, on the domain whose lock it holds (its
-      hook never runs meanwhile). The flag drops to 0 with the count.
-      Once the runtime's Phase_sweep_and_mark_main is over, every
-      domain's marking is done: a hook that sees a later phase resets the
-      count, which also uncounts domains that terminated meanwhile; a
-      new cycle's first count starts from 0 too. In the stop-the-world
-      section that starts marking, the minor collection (whose hooks may
-      reset) and the root marking (which counts) are separated by a
-      global barrier. Changes take `count_lock`, readers none. The flag
-      errs only on the side of being up: barriers then darken blocks that
-      are already marked, which costs a header read.
+      starts marking (below), and a domain's stack is empty once its
+      `marking_done` is set. So each domain's hook, always
+      stop-the-world, counts its domain when it darkens its directory
+      (and sets the flag to the cycle's epoch), and uncounts it at a
+      later scan that finds its marking done; so does the barrier's slow
+      path, on the domain whose lock it holds (its hook never runs
+      meanwhile). The flag drops to 0 with the count. Once the runtime's
+      Phase_sweep_and_mark_main is over, every domain's marking is done:
+      a hook that sees a later phase resets the count, which also
+      uncounts domains that terminated meanwhile; a new cycle's first
+      count starts from 0 too. In the stop-the-world section that starts
+      marking, the minor collection (whose hooks may reset) and the root
+      marking (which counts) are separated by a global barrier. Changes
+      take `count_lock`, readers none. The flag errs only on the side of
+      being up: barriers then darken blocks that are already marked,
+      which costs a header read.
    Two shapes of cycle. What "the cycle start" means above is the
    stop-the-world section in which the runtime darkens the roots, with
    the minor heaps just emptied: the section that starts the cycle on
-   OCaml 5.1-5.4 (caml_major_cycles_completed is incremented there, then
-   each domain's roots are darkened). OCaml 5.5 starts each cycle with a
-   sweep-only phase (Phase_sweep_main): the cycle's count is incremented
-   at its start, but the roots are darkened later, in the stop-the-world
-   section of a minor collection (caml_mark_roots_stw, after the
-   promotion and behind a global barrier that switches the phase to
+   OCaml 5.1-5.4 (caml_major_cycles_completed is incremented there, the
+   colours rotate, then each domain's roots are darkened). OCaml 5.5
+   starts each cycle with a sweep-only phase (Phase_sweep_main): the
+   colours rotate and the cycle's count is incremented at its start, but
+   the roots are darkened later, in the stop-the-world section of a
+   minor collection (caml_mark_roots_stw, after the promotion and behind
+   a global barrier that switches the phase to
    Phase_sweep_and_mark_main). The arguments hold for both:
-   - the darkening hook still runs once per domain and cycle, with the
-     minor heaps empty (M3), and the cycle's count no longer changes
-     until the next cycle, so a directory is filled once per cycle (M0);
+   - the darkening hook runs once per domain and cycle, with the minor
+     heaps empty (M3), and changes the stamp once per cycle (S);
    - during the sweep-only phase no pool is on a mark stack: hooks see a
      phase other than Phase_sweep_and_mark_main and lower the flag (M4),
-     barrier bits left from the previous cycle are cleared without
-     darkening, and pools created or filled then are simply in the
-     snapshot taken when marking starts, as is every value they hold
-     (on 5.5, blocks allocated before marking starts are born unmarked,
-     and are marked only if reachable then);
+     and stamps made current then are made stale by the stamp change
+     when marking starts; pools that join then are UNMARKED, and so
+     reached when it does (M1), as is every value they hold (on 5.5,
+     blocks allocated before marking starts are born unmarked, and are
+     marked only if reachable then);
    - domains that terminate or start during the sweep-only phase leave
-     orphans that the other domains adopt at their next scan, before
-     they enlist their pools; teardown completes the whole cycle
-     (caml_finish_major_cycle) whichever phase it is in.
+     orphans that the other domains adopt at their next scan; teardown
+     completes the whole cycle (caml_finish_major_cycle) whichever phase
+     it is in.
    The version-specific calls are in compat_ocaml5.c.
-   Cost outside marking: one load, one test and one branch in
-   boxroot_modify, nothing in boxroot_delete (the barrier bit is found
-   by the key comparison that it already makes); none on OCaml 4.14,
-   where pools are marked slot by slot (ocaml_compat.h). Measured with
-   bench/tools/callgrind.sh against slot-by-slot marking (together with
-   the odd free-list links of pool.h): local_roots +1.2..3.0% instructions,
-   synthetic -1.7%, perm_count -13%, globroots +8% (its marking reads all
-   slots handed out, where the slot-by-slot scan stopped at the last
-   root), ops +14% (it runs its loops right after Gc.full_major, in
-   marking that never ends as they do not allocate).
-
-   Domains: each domain's hook puts the pools it owns (orphans are
-   adopted first: domain.c) in its own directory, on its own stack. A
-   domain that terminates during marking finishes its marking before it
-   goes (runtime), reading pools that others may have adopted meanwhile:
-   harmless by M2. */
+   Cost outside marking: in boxroot_delete, one load and one or, folded
+   into the key comparison that it already makes; in boxroot_modify, one
+   load and one comparison; a slow path per pool and cycle, the first
+   time the pool is touched. None on OCaml 4.14, where pools are marked
+   slot by slot (ocaml_compat.h) and the stamps are the constant 0. */
 #include <pthread.h>
 #include <stdlib.h>
 #include "invariants.h"
 #include "marking.h"
 
 uint32_t boxroot__marking_epoch; /* the flag (M4): 0, or `epoch` */
+uintptr_t boxroot__marking_stamp; /* S: 0 until the first cycle start */
 
-/* Under count_lock: the epoch of the latest cycle in which a pool was
-   pushed, how many domains may still hold pools, and the epoch in which
-   each domain was counted (0: not counted). counted_in[id] is written
-   only for domain id (its hook, or a thread holding its lock), which may
-   read it without the lock. */
+/* Under count_lock: the epoch of the latest cycle in which a directory
+   was pushed, how many domains may still hold pools, and the epoch in
+   which each domain was counted (0: not counted). counted_in[id] is
+   written only for domain id (its hook, or a thread holding its lock),
+   which may read it without the lock. */
 static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t epoch;
 static int count;
@@ -214,19 +227,50 @@ static void uncount_if_done(boxroot__domain_state *state)
   if (counted_in[id] != 0 && boxroot__compat_marking_done(state)) uncount_domain(id);
 }
 
-/* A directory's first capacity, in pools (it doubles as needed). */
-#define DIRECTORY_MIN_FIELDS 64
+/* ---- Stamps (S) ---- */
 
-/* The directories (M0): one per domain id. `epoch` is the cycle whose
-   marking may read `block` (0: none), `capacity` the fields `block` has
-   room for, `count` those written so far at this cycle start, `open`
-   whether this cycle start is filling it. Only domain id's hook touches
-   its entry. */
+/* How many stamps there are, and how many cycles a round of the aging
+   hand takes: 2 * AGING_CYCLES + 1 < STAMP_PERIOD (M3). The test build
+   uses few stamps, so that they come back within a test. */
+#ifdef BOXROOT_TESTING
+#define STAMP_PERIOD 7
+#define AGING_CYCLES 2
+#else
+#define STAMP_PERIOD 65535
+#define AGING_CYCLES 4096
+#endif
+_Static_assert(2 * AGING_CYCLES + 1 < STAMP_PERIOD, "an old stamp must not come back");
+_Static_assert(STAMP_PERIOD < ((uintptr_t)1 << (64 - BOXROOT__STAMP_SHIFT)),
+               "stamps fit above the key");
+
+static uintptr_t stamp_of_cycle(uint32_t cycle)
+{
+  return ((uintptr_t)(cycle % STAMP_PERIOD) + 1) << BOXROOT__STAMP_SHIFT;
+}
+
+static inline int stamp_is_current(pool *p) { return pool_stamp(p) == boxroot__current_stamp(); }
+
+/* ---- Directories (M0) ---- */
+
+/* A directory's first capacity, in fields (it doubles as needed). */
+#define DIRECTORY_MIN_FIELDS 64
+/* Blocks retired in one cycle: doubling from DIRECTORY_MIN_FIELDS, far
+   more than memory allows. */
+#define RETIRED_MAX 48
+
+/* One per domain id, touched only on behalf of that domain (its lock or
+   its hook). `block[1 .. used]` are pools' first slots or holes; a hole
+   holds (next hole << 1) | 1, the holes forming a list from `holes` (0:
+   none). `listed`: pools listed; `unlisted`: pools owned but not listed
+   (out of memory). `retired`: old blocks that the marker may still
+   read. `hand`, `aged_cycle`: the aging hand (S). */
 struct directory {
-  uintptr_t *block; /* block[0]: the header; then the pools' first slots */
-  size_t capacity, count;
-  uint32_t epoch;
-  int open;
+  uintptr_t *block;
+  size_t capacity, used, holes, listed, unlisted;
+  uintptr_t *retired[RETIRED_MAX];
+  int retired_count;
+  size_t hand;
+  uint32_t aged_cycle;
 };
 static struct directory directories[BOXROOT__MAX_DOMAINS];
 
@@ -244,57 +288,146 @@ static int directory_growth_fails(void)
 static int directory_growth_fails(void) { return 0; }
 #endif
 
-void boxroot__marking_directory_open(boxroot__domain_state *domain_state)
+static void free_retired(struct directory *dir)
 {
-  struct directory *dir = &directories[boxroot__compat_domain_id(domain_state)];
-  /* A second darkening scan in one cycle finds this cycle's directory
-     perhaps under the marker's eyes: it marks its pools slot by slot. */
-  dir->open = dir->epoch != current_epoch();
-  dir->count = 0;
+  for (int i = 0; i < dir->retired_count; i++) free(dir->retired[i]);
+  dir->retired_count = 0;
 }
 
-/* Room for one more field; false if memory is short. The block may move:
-   no marker reads it (M0). */
+/* Room for one more field; false if memory is short. The old block may
+   still be read by the marker: it is retired, not freed. */
 static int directory_reserve(struct directory *dir)
 {
-  if (dir->count < dir->capacity) return 1;
+  if (dir->used < dir->capacity) return 1;
+  if (dir->retired_count == RETIRED_MAX) return 0;
   size_t capacity = dir->capacity == 0 ? DIRECTORY_MIN_FIELDS : 2 * dir->capacity;
   uintptr_t *block = directory_growth_fails() ? NULL
-    : realloc(dir->block, (capacity + 1) * sizeof(uintptr_t));
+    : malloc((capacity + 1) * sizeof(uintptr_t));
   if (block == NULL) return 0;
+  if (dir->block != NULL) {
+    for (size_t i = 0; i <= dir->used; i++) block[i] = dir->block[i];
+    dir->retired[dir->retired_count++] = dir->block;
+  }
   dir->block = block;
   dir->capacity = capacity;
   return 1;
 }
 
-long boxroot__marking_enlist_pool(pool *p, boxroot__domain_state *domain_state)
+/* Lists `p` in `dir`; false if memory is short. */
+static int list_pool(struct directory *dir, pool *p)
 {
-  if (pool_alloc_count(p) == 0) return 0;
-  int id = boxroot__compat_domain_id(domain_state);
-  struct directory *dir = &directories[id];
-  /* The owner's hook enlists its own pools (M0, M1). */
-  BOXROOT__ASSERT(pool_owner(p) == id);
-  if (!dir->open || !directory_reserve(dir)) return -1;
-  uintptr_t slots = (uintptr_t)(p->fresh - p->slots);
-  /* Counted before its pools can be marked; no reset runs meanwhile
-     (M4). */
-  if (counted_in[id] != current_epoch()) count_domain(id);
-  /* The owner's next deletion in this pool runs the barrier (M3). */
-  p->barriers = 0;
-  pool_set_barrier_bit(p, 1);
-  p->block_header = boxroot__compat_unmarked_header(slots); /* M1 */
-  dir->block[1 + dir->count++] = (uintptr_t)p->slots;
-  return (long)slots;
+  size_t i = dir->holes;
+  if (i != 0) {
+    dir->holes = dir->block[i] >> 1;
+  } else {
+    if (!directory_reserve(dir)) return 0;
+    i = ++dir->used;
+  }
+  dir->block[i] = (uintptr_t)p->slots;
+  p->listed_at = (uint32_t)i;
+  dir->listed++;
+  return 1;
 }
 
-void boxroot__marking_directory_push(boxroot__domain_state *domain_state)
+/* Darkens the values of `p` (on the mark stack of `state`). */
+static void darken_values(pool *p, boxroot__domain_state *state)
 {
-  struct directory *dir = &directories[boxroot__compat_domain_id(domain_state)];
-  if (!dir->open) return;
-  dir->open = 0;
-  if (dir->count == 0) return;
-  dir->epoch = current_epoch();
-  boxroot__compat_darken_block(domain_state, dir->block, dir->count);
+  for (void **s = p->slots; s < p->fresh; s++)
+    boxroot__compat_darken(state, (value)boxroot__load(s, RELAXED));
+}
+
+void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int holds_values)
+{
+  if (!boxroot__compat_marks_pools_as_blocks()) return;
+  BOXROOT__ASSERT(pool_owner(p) == id && pool_stamp(p) == 0);
+  struct directory *dir = &directories[id];
+  int darkened = 0;
+  /* M1: an orphan that the marker has not reached, while marking is in
+     progress. */
+  if (holds_values && boxroot__compat_marking_in_progress()
+      && !boxroot__compat_header_is_marked(p->block_header)) {
+#ifndef BOXROOT_TESTING_NO_JOIN_DARKENING /* a broken build for tests */
+    darken_values(p, state);
+    darkened = 1;
+#else
+    (void)darken_values; (void)state;
+#endif
+  }
+  p->block_header = boxroot__compat_allocation_header(POOL_SLOTS);
+  /* S: no value, or every value darkened. */
+  if (!holds_values || darkened) pool_set_stamp(p, boxroot__current_stamp());
+  p->listed_at = 0;
+  if (!list_pool(dir, p)) dir->unlisted++;
+}
+
+void boxroot__marking_leave(pool *p, int id)
+{
+  if (!boxroot__compat_marks_pools_as_blocks()) return;
+  struct directory *dir = &directories[id];
+  size_t i = p->listed_at;
+  if (i == 0) {
+    dir->unlisted--;
+    return;
+  }
+  BOXROOT__ASSERT(dir->block[i] == (uintptr_t)p->slots);
+  dir->block[i] = (dir->holes << 1) | 1;
+  dir->holes = i;
+  dir->listed--;
+  p->listed_at = 0;
+}
+
+size_t boxroot__marking_unlisted(int id) { return directories[id].unlisted; }
+
+int boxroot__marking_list_again(pool *p, int id)
+{
+  struct directory *dir = &directories[id];
+  if (p->listed_at != 0) return 1;
+  if (!list_pool(dir, p)) return 0;
+  dir->unlisted--;
+  /* At the cycle start, before the directory is darkened: reached (M1). */
+  p->block_header = boxroot__compat_unmarked_header(POOL_SLOTS);
+  return 1;
+}
+
+void boxroot__marking_start(int id, boxroot__domain_state *domain_state)
+{
+  /* The stamp of this cycle (S): the same for every domain's hook. */
+  boxroot__store(&boxroot__marking_stamp, stamp_of_cycle(boxroot__compat_cycle()), RELAXED);
+  struct directory *dir = &directories[id];
+  if (dir->listed == 0) return;
+  /* Counted before its pools can be marked; no reset runs meanwhile
+     (M4). */
+  count_domain(id);
+  boxroot__compat_darken_block(domain_state, dir->block, dir->used);
+}
+
+void boxroot__marking_age(int id, void (*visit)(pool *p, void *data), void *data)
+{
+  struct directory *dir = &directories[id];
+  uint32_t now = boxroot__compat_cycle();
+  uint32_t elapsed = now - dir->aged_cycle;
+  if (elapsed == 0 || dir->used == 0) {
+    dir->aged_cycle = now;
+    return;
+  }
+  dir->aged_cycle = now;
+  size_t per_cycle = (dir->used + AGING_CYCLES - 1) / AGING_CYCLES;
+  size_t budget = elapsed >= AGING_CYCLES ? dir->used : elapsed * per_cycle;
+  if (budget > dir->used) budget = dir->used;
+  uintptr_t current = boxroot__current_stamp();
+  for (; budget > 0; budget--) {
+    if (dir->hand >= dir->used) dir->hand = 0;
+    uintptr_t field = dir->block[1 + dir->hand++];
+    if (field & 1) continue; /* a hole */
+    pool *p = pool_of_slot((void *)field);
+    uintptr_t stamp = pool_stamp(p);
+#ifndef BOXROOT_TESTING_NO_AGING /* a broken build for tests */
+    if (stamp != 0 && stamp != current) pool_set_stamp(p, 0);
+#else
+    (void)stamp; (void)current;
+#endif
+    visit(p, data);
+  }
 }
 
 void boxroot__marking_observe(boxroot__domain_state *domain_state)
@@ -305,7 +438,13 @@ void boxroot__marking_observe(boxroot__domain_state *domain_state)
   } else {
     uncount_if_done(domain_state);
   }
+  /* Its marker reads no directory any more. */
+  int id = boxroot__compat_domain_id(domain_state);
+  if (directories[id].retired_count != 0 && counted_in[id] == 0)
+    free_retired(&directories[id]);
 }
+
+/* ---- Barriers (M3) ---- */
 
 /* The barriers' darkening: the values of slots [from, to) on the mark
    stack of `state`, if pools may still be marked (free slots hold odd
@@ -321,12 +460,12 @@ static void darken_slots(void **from, void **to, boxroot__domain_state *state)
 #endif
 }
 
-/* Darkens every value of the pool (M3) and clears the bit: the owner,
-   lock held or in its scan hook. */
+/* Darkens every value of the pool (M3) and makes its stamp current: the
+   owner, lock held or in its scan hook. */
 static void snapshot_pool(pool *p, boxroot__domain_state *state)
 {
   darken_slots(p->slots, p->fresh, state);
-  pool_set_barrier_bit(p, 0);
+  pool_set_stamp(p, boxroot__current_stamp());
 }
 
 /* The owner's barrier darkens the slot's old value or, once the pool has
@@ -342,11 +481,21 @@ static void snapshot_pool(pool *p, boxroot__domain_state *state)
 
 void boxroot__marking_owner_barrier(pool *p, void **slot, boxroot__domain_state *state)
 {
-  /* The owner only (M3), on a slot of the pool handed out this cycle. */
+  /* The owner only (M3), on a slot of the pool handed out. */
   BOXROOT__ASSERT(pool_owner(p) == boxroot__compat_domain_id(state));
   BOXROOT__ASSERT(pool_of_slot(slot) == p && slot >= p->slots && slot < p->fresh);
-  if (++p->barriers * SNAPSHOT_AFTER_BARRIERS >= p->fresh - p->slots
-      || !marking_pools_may_be_marked()) {
+  uintptr_t current = boxroot__current_stamp();
+  if (!marking_pools_may_be_marked()) {
+    /* Outside marking: nothing to darken until the next cycle start. */
+    pool_set_stamp(p, current);
+    return;
+  }
+  uint32_t cycle_stamp = (uint32_t)(current >> BOXROOT__STAMP_SHIFT);
+  if (p->barriers_stamp != cycle_stamp) {
+    p->barriers_stamp = cycle_stamp;
+    p->barriers = 0;
+  }
+  if (++p->barriers * SNAPSHOT_AFTER_BARRIERS >= p->fresh - p->slots) {
     snapshot_pool(p, state);
     return;
   }
@@ -355,21 +504,21 @@ void boxroot__marking_owner_barrier(pool *p, void **slot, boxroot__domain_state 
 
 void boxroot__marking_delete_owned(pool *p, void **slot, void const *key)
 {
-  BOXROOT__ASSERT(boxroot__owner_word_barrier(boxroot__owner_word_relaxed(&p->shared))
+  BOXROOT__ASSERT(!stamp_is_current(p)
                   && boxroot__owner_word_key(boxroot__owner_word_relaxed(&p->shared)) == key);
   boxroot__marking_owner_barrier(p, slot, boxroot__compat_state());
   boxroot__delete_local(&p->hot, (boxroot)slot, key);
 }
 
-/* boxroot_modify in a pool with the barrier bit: lock held, `v` allowed
-   in the pool. */
+/* boxroot_modify in a pool whose stamp is not current: lock held, `v`
+   allowed in the pool. */
 bool boxroot__modify_marking(boxroot *r, value v)
 {
   boxroot root = *r;
   pool *p = pool_of_slot(root);
-  /* ACQUIRE: a clear bit follows the owner's darkening. */
+  /* ACQUIRE: a current stamp follows the owner's darkening. */
   boxroot__owner_word owner = boxroot__owner_word_acquire(&p->shared);
-  if (boxroot__owner_word_barrier(owner)) {
+  if (boxroot__owner_word_stamp(owner) != boxroot__current_stamp()) {
     boxroot__domain_state *state = boxroot__compat_state();
     if (boxroot__owner_word_key(owner) == boxroot__compat_lock_key()) {
       boxroot__marking_owner_barrier(p, (void **)root, state);
@@ -383,14 +532,23 @@ bool boxroot__modify_marking(boxroot *r, value v)
   return true;
 }
 
+int boxroot__marking_check_listed(pool *p, int id)
+{
+  if (!boxroot__compat_marks_pools_as_blocks()) return 1;
+  struct directory *dir = &directories[id];
+  if (p->listed_at == 0) return dir->unlisted > 0;
+  return p->listed_at <= dir->used && dir->block[p->listed_at] == (uintptr_t)p->slots;
+}
+
 void boxroot__marking_quiesce(void)
 {
   /* Completing the current cycle empties every mark stack; the hooks are
-     gone, so the next cycle pushes no pool, and no marker reads a
-     directory any more. */
+     gone, so the next cycle pushes no directory, and no marker reads one
+     any more. */
   if (marking_pools_may_be_marked()) boxroot__compat_finish_major_cycle();
   reset_count();
   for (int id = 0; id < BOXROOT__MAX_DOMAINS; id++) {
+    free_retired(&directories[id]);
     free(directories[id].block);
     directories[id] = (struct directory){ 0 };
   }

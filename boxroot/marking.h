@@ -1,25 +1,39 @@
 /* Marking pools as blocks, incrementally (protocol in marking.c). Used
    where the runtime allows it (OCaml 5, ocaml_compat.h); elsewhere pools
-   are marked slot by slot (scan.c), and the flag below stays 0. */
+   are marked slot by slot (scan.c), the flag below stays 0 and the
+   functions that list pools do nothing. */
 #ifndef BOXROOT_MARKING_H
 #define BOXROOT_MARKING_H
 
 #include "pool.h"
 
-/* At the major cycle start (the scan hook with caml_darken, for the
-   domain whose state is `domain_state`), the directory of marking.c
-   (M0): open it, enlist each pool, then push it on the domain's mark
-   stack. Enlisting gives the pool's allocated prefix to the runtime's
-   marker as one block, and returns the number of slots handed over (0 if
-   the pool holds no root), or -1 if the directory has no room for it: the
-   caller then darkens its values slot by slot. */
-void boxroot__marking_directory_open(boxroot__domain_state *domain_state);
-long boxroot__marking_enlist_pool(pool *p, boxroot__domain_state *domain_state);
-void boxroot__marking_directory_push(boxroot__domain_state *domain_state);
+/* Domain `id` takes `p` (its owner is already set, stamp 0) or gives it
+   up (before its owner changes): it is listed in, or removed from, the
+   domain's directory (M0), and its colour and stamp are set (M1, S).
+   `holds_values`: whether `p` may hold values (an adopted orphan), which
+   are darkened if marking is in progress and the marker has not reached
+   the pool. `state`: domain id's (its lock held, or its hook). Listing
+   needs memory: a pool that cannot be listed is counted as unlisted. */
+void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int holds_values);
+void boxroot__marking_leave(pool *p, int id);
+
+/* The cycle start, domain id's scan hook with caml_darken (scan.c):
+   first, if boxroot__marking_unlisted(id) > 0, each pool of the domain
+   not yet listed is listed (boxroot__marking_list_again), or, if that
+   still fails, darkened slot by slot by the caller; then
+   boxroot__marking_start changes the stamp and darkens the directory. */
+size_t boxroot__marking_unlisted(int id);
+int boxroot__marking_list_again(pool *p, int id);
+void boxroot__marking_start(int id, boxroot__domain_state *domain_state);
+
+/* Domain id's minor scans: the aging hand (S) visits the pools due, and
+   calls `visit` on each. */
+void boxroot__marking_age(int id, void (*visit)(pool *p, void *data), void *data);
 
 /* Every scan hook of the domain whose state is `domain_state` (NULL on
    OCaml 4.14), stop-the-world: lowers the flag below once that domain's
-   mark stack, or every domain's, can hold no pool any more. */
+   mark stack, or every domain's, can hold no pool any more, and frees
+   the directory blocks that its marker no longer reads. */
 void boxroot__marking_observe(boxroot__domain_state *domain_state);
 
 /* The marking epoch while some pool may be on a mark stack, else 0: the
@@ -33,25 +47,32 @@ static inline int marking_pools_may_be_marked(void)
 }
 
 /* The owner's deletion barrier before it frees or overwrites `slot` of
-   `p` (M3), on `domain_state`'s mark stack: its lock held, or its scan
-   hook. Darkens the old value, or the whole pool, which clears the bit. */
+   `p`, whose stamp is not current (M3), on `domain_state`'s mark stack:
+   its lock held, or its scan hook. Darkens the old value, or the whole
+   pool, which makes the stamp current; outside marking, only makes the
+   stamp current. */
 void boxroot__marking_owner_barrier(pool *p, void **slot, boxroot__domain_state *domain_state);
 
 /* Whether the owner, freeing slots of `p` on behalf of remote deletions
-   (remote.c), must run boxroot__marking_owner_barrier on each first: only
-   while the pool has the barrier bit, so that a pool whose values were
-   all darkened this cycle, or pushed in no cycle, costs no read of its
-   slots; never at the cycle start (`domain_state` NULL), where the
-   deletions collected precede the snapshot. */
+   (remote.c), must run boxroot__marking_owner_barrier on each first:
+   only while the pool's stamp is not current and pools may be marked, so
+   that a pool whose values were all darkened this cycle costs no read of
+   its slots; never with `domain_state` NULL (slot-by-slot scans, whose
+   collected deletions precede any marking of the pool). */
 static inline int marking_collect_needs_barrier(boxroot__domain_state *domain_state, pool *p)
 {
   return domain_state != NULL
-    && BOXROOT__UNLIKELY(boxroot__pool_barrier_bit(&p->shared));
+    && BOXROOT__UNLIKELY(!boxroot__pool_stamp_current(&p->shared))
+    && marking_pools_may_be_marked();
 }
 
-/* The owner's deletion of `slot` of `p` while the pool has the barrier
-   bit: the barrier, then the local deletion. `key`: the owner's. */
+/* The owner's deletion of `slot` of `p` while the pool's stamp is not
+   current: the barrier, then the local deletion. `key`: the owner's. */
 void boxroot__marking_delete_owned(pool *p, void **slot, void const *key);
+
+/* Test builds: whether `p`, owned by domain id, is listed in its
+   directory, or counted as unlisted. */
+int boxroot__marking_check_listed(pool *p, int id);
 
 /* Teardown, hooks removed, before pools are unmapped: waits until no
    mark stack holds a pool, and frees the directories. Domain lock held. */

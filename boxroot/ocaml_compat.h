@@ -165,7 +165,7 @@ static inline int boxroot__compat_key_domain(void const *key)
 }
 
 /* Pools are marked as blocks, which needs the deletion barrier
-   (marking.c; the barrier bit: boxroot_internal.h). */
+   (marking.c; the stamps: boxroot_internal.h). */
 #define BOXROOT__COMPAT_DELETION_BARRIER 1
 
 /* The per-thread cursor cache (above; defined in compat_ocaml5.c). */
@@ -249,6 +249,13 @@ typedef struct boxroot__domain_state boxroot__domain_state;
      the major heap, on `state`'s mark stack (as caml_modify does);
    - boxroot__compat_unmarked_header(wosize): the header of a block of
      tag 0 and size `wosize` that the current cycle has yet to mark;
+   - boxroot__compat_allocation_header(wosize): the same with the colour
+     the runtime gives the blocks it allocates now;
+   - boxroot__compat_header_is_marked(header): whether the header has the
+     current cycle's MARKED colour;
+   - boxroot__compat_marking_in_progress(): whether the current cycle's
+     roots have been darkened and its marking is not over, so that
+     darkening a value is allowed and needed;
    - boxroot__compat_darken_block(state, header, wosize): writes such a
      header at `header`, and darkens the block that follows it;
    - boxroot__compat_domain_id(state), boxroot__compat_marking_done(state);
@@ -260,6 +267,9 @@ int boxroot__compat_marks_pools_as_blocks(void);
 boxroot__domain_state *boxroot__compat_state(void);
 void boxroot__compat_darken(boxroot__domain_state *state, value v);
 uintptr_t boxroot__compat_unmarked_header(uintptr_t wosize);
+uintptr_t boxroot__compat_allocation_header(uintptr_t wosize);
+int boxroot__compat_header_is_marked(uintptr_t header);
+int boxroot__compat_marking_in_progress(void);
 void boxroot__compat_darken_block(boxroot__domain_state *state, uintptr_t *header, uintptr_t wosize);
 int boxroot__compat_domain_id(boxroot__domain_state *state);
 int boxroot__compat_marking_done(boxroot__domain_state *state);

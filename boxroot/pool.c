@@ -9,7 +9,7 @@ _Static_assert(POOL_SLOTS < (1 << BOXROOT__COUNT_BITS),
                "the count of slots in use must fit below the creations (boxroot.h)");
 _Static_assert((BOXROOT__LOW_COUNT & (BOXROOT__LOW_COUNT - 1)) == 0,
                "BOXROOT__LOW_COUNT must be a power of two");
-_Static_assert(sizeof(struct boxroot__pool_hot) + 3 * sizeof(void *) + sizeof(int) <= CACHE_LINE,
+_Static_assert(sizeof(struct boxroot__pool_hot) + 3 * sizeof(void *) + 3 * sizeof(int) <= CACHE_LINE,
                "the owner's header must fit in one cache line");
 _Static_assert(offsetof(pool, shared) == BOXROOT__POOL_SHARED_OFFSET,
                "the fast paths find the shared header line at a fixed offset");
@@ -29,6 +29,12 @@ void boxroot__pool_reset(pool *p)
   p->hot.counts = 0;
   p->fresh = p->slots;
   p->next = p->prev = NULL; /* on no ring (chunk.c links free pools) */
+}
+
+void boxroot__pool_fill_unused(pool *p)
+{
+  void *end_link = pool_link((void **)p);
+  for (void **s = p->fresh; s < pool_end(p); s++) *s = end_link;
 }
 
 int boxroot__pool_thread_fresh(pool *p)

@@ -22,9 +22,11 @@
      that rare mistake: the per-slot scans stop at `fresh` whatever it
      says (scan.c), and the debug build would report such a root as
      deleted.
-   - The word before the first slot is an OCaml block header (tag 0),
-     which makes the slots the fields of a block outside the heap; only
-     marking.c writes it.
+   - The word before the first slot is an OCaml block header (tag 0, all
+     POOL_SLOTS slots), which makes the slots the fields of a block outside
+     the heap (marking.c, M1). So every slot of a pool that left the chunk
+     allocator holds a value or an odd word, also those at or above
+     `fresh` (pool_fill_unused, at the pool's first use).
    - Slots at or above `fresh` have never been handed out since the pool
      was last reset; scanning stops there. Slots are handed out in
      ascending order in batches of BOXROOT_FRESH_BATCH (tunables.h,
@@ -55,18 +57,21 @@ struct pool {
       struct boxroot__pool_hot hot;
       pool *next, *prev;     /* ring links (domain.c) */
       void **fresh;          /* first never-used slot */
-      /* Deletion barriers run in this pool since the cycle started
-         (marking.c). */
+      /* Deletion barriers run in this pool in the cycle whose stamp is
+         `barriers_stamp` (marking.c, M3). */
       int barriers;
+      uint32_t barriers_stamp;
+      /* Where its owner's directory lists it (1-based), or 0 (marking.c,
+         M0). */
+      uint32_t listed_at;
     };
     char header_line[CACHE_LINE];
   };
   /* Written by remote deleters; see remote.c for the protocol. */
   _Alignas(CACHE_LINE) uintptr_t delayed_bits[DELAYED_WORDS];
   /* Read by any thread; written by the owner when the pool changes
-     owner or class, by remote deleters (`delayed_pending`) once per
-     collection (remote.c), and by the owner's hook at each major cycle
-     start (`block_header`). */
+     owner, class or stamp, and by remote deleters (`delayed_pending`)
+     once per collection (remote.c). `block_header`: marking.c, M1. */
   _Alignas(CACHE_LINE) struct boxroot__pool_shared shared;
   int delayed_pending;
   /* The slots' OCaml block header (marking.c): the last word of the line,
@@ -134,6 +139,10 @@ static inline int pool_has_room(pool *p)
 
 /* Resets `p` to the never-used state (no slot allocated). */
 void boxroot__pool_reset(pool *p);
+/* Writes an odd word in every slot of `p` at or above `fresh`: a pool
+   fresh from the chunk allocator may hold zeros there (pool.h's
+   invariant above; marking.c, M2). */
+void boxroot__pool_fill_unused(pool *p);
 /* Threads the next batch of fresh slots onto the free list. Returns 0 if
    no fresh slot is left. */
 int boxroot__pool_thread_fresh(pool *p);
@@ -155,21 +164,24 @@ static inline int pool_free_slots(pool *p, void **base, uintptr_t bits)
   return n;
 }
 
-/* Keeps the barrier bit of the owner word (marking.c). */
+/* A new owner: the stamp is 0, never current (marking.c, S). */
 static inline void pool_set_owner(pool *p, int32_t owner, void const *owner_key)
 {
-  int barrier = boxroot__owner_word_barrier(boxroot__owner_word_relaxed(&p->shared));
   boxroot__store(&p->shared.owner, owner, RELAXED);
-  boxroot__store(&p->shared.owner_word,
-                 boxroot__owner_word_make(owner_key, barrier).bits, RELAXED);
+  boxroot__store(&p->shared.owner_word, boxroot__owner_word_make(owner_key, 0).bits,
+                 RELAXED);
 }
-/* Sets or clears the barrier bit (marking.c): the owner. RELEASE, so
-   that a thread that reads it clear (acquire) follows the darkening that
-   preceded the clearing. */
-static inline void pool_set_barrier_bit(pool *p, int barrier)
+static inline uintptr_t pool_stamp(pool const *p)
+{
+  return boxroot__owner_word_stamp(boxroot__owner_word_relaxed(&p->shared));
+}
+/* The owner (or its hook) sets the pool's stamp (marking.c). RELEASE,
+   so that a thread that reads it current (acquire) follows the darkening
+   that preceded it. */
+static inline void pool_set_stamp(pool *p, uintptr_t stamp)
 {
   void const *key = boxroot__owner_word_key(boxroot__owner_word_relaxed(&p->shared));
-  boxroot__store(&p->shared.owner_word, boxroot__owner_word_make(key, barrier).bits,
+  boxroot__store(&p->shared.owner_word, boxroot__owner_word_make(key, stamp).bits,
                  RELEASE);
 }
 static inline void pool_set_class(pool *p, int32_t cls)

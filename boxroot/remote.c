@@ -49,10 +49,12 @@
      before the deleter publishes, in the same stop-the-world section).
    - D3 tells the owner that an old pool needs collecting (young pools are
      collected at every minor scan and, the last few filled, when the
-     owner needs room: domain.c; every pool at every major scan). A
-     deleter may read a stale owner if the pool was orphaned meanwhile;
-     the adopting domain then sets its own flag (domain.c), and in any
-     case the next major scan collects every pool. A domain publishes its
+     owner needs room: domain.c; on OCaml 4.14 every pool at every major
+     scan). A deleter may read a stale owner if the pool was orphaned
+     meanwhile; the adopting domain then sets its own flag (domain.c),
+     and in any case every pool is collected within a bounded number of
+     cycles: on OCaml 5 by the aging hand of the owner's minor scans
+     (marking.c, S; scan.c), on 4.14 at the next major scan. A domain publishes its
      run before it adopts orphans (scan.c), so its own run never names a
      pool it owns by adoption.
    - After D1, the deleter may still touch `pending` and the flag of a pool
@@ -218,18 +220,19 @@ void delete_purely_remote_slow(pool *p, uintptr_t *word, uintptr_t bit)
   publish(p, word, bit);
 }
 
-/* Whether `key` owns `p` and must run its deletion barrier first. */
-static inline int owned_with_barrier(pool *p, void const *key)
+/* Whether `key` owns `p`: then its stamp is not current (the fast path
+   failed), and the owner's slow path runs (marking.c). */
+static inline int owned(pool *p, void const *key)
 {
-  boxroot__owner_word owner = boxroot__owner_word_relaxed(&p->shared);
-  return boxroot__owner_word_barrier(owner) && boxroot__owner_word_key(owner) == key;
+  return BOXROOT__COMPAT_DELETION_BARRIER
+    && boxroot__owner_word_key(boxroot__owner_word_relaxed(&p->shared)) == key;
 }
 
 /* The deletion of `slot` by a thread that is not known to own its pool:
    `key` is its lock key. Every path ends in a tail call or in R1, so that
    none saves a register. `check_owner`: whether `key` may be the owner's
-   (boxroot_delete's slow path, which the owner takes while its pool has
-   the barrier bit: marking.c); R1 comes first all the same, since a run
+   (boxroot_delete's slow path, which the owner takes while its pool's
+   stamp is not current: marking.c); R1 comes first all the same, since a run
    may name any pool. */
 static inline __attribute__((always_inline))
 void delete_not_local(void **slot, void const *key, int check_owner)
@@ -243,7 +246,7 @@ void delete_not_local(void **slot, void const *key, int check_owner)
     if (BOXROOT__LIKELY((void *)word == c->run_word)) {               /* R1 */
       debug_check_remote_delete(p, word, c->run_bits & bit);
       c->run_bits |= bit;
-    } else if (check_owner && owned_with_barrier(p, key)) {
+    } else if (check_owner && owned(p, key)) {
       boxroot__marking_delete_owned(p, slot, key);
     } else {
       start_run(c, word, bit);                                       /* R2 */

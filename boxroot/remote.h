@@ -11,8 +11,8 @@ struct boxroot_domain;
    one). Owner `d` only (its lock held, or its scan hook). Returns how
    many; the caller then fixes the pool's ring position if it matters.
    `barrier_state`: the domain state on whose mark stack the deletion
-   barrier darkens the values freed while their pool has the barrier bit
-   (marking.c, M3), or NULL (cycle start, slot-by-slot scans). */
+   barrier darkens the values freed while their pool's stamp is not
+   current (marking.c, M3), or NULL (slot-by-slot scans). */
 int boxroot__remote_collect(struct boxroot_domain *d, pool *p, boxroot__domain_state *barrier_state);
 
 /* Publishes the deletions that domain `dom` gathered in its cursor

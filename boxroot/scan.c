@@ -114,32 +114,15 @@ long scan_pool_all_with(pool *p, boxroot__scanner sc, int darken)
 /* How a scan visits a pool. */
 enum scan_kind {
   SCAN_YOUNG,   /* minor collection: young values, slot by slot */
-  SCAN_ALL,     /* compaction, heap verification, OCaml 4.14's cycle
+  SCAN_ALL      /* compaction, heap verification, OCaml 4.14's cycle
                    start: every value, slot by slot */
-  SCAN_DARKEN   /* OCaml 5's cycle start: the pool as one block, through
-                   the domain's directory (marking.c) */
 };
 
-static enum scan_kind major_scan_kind(boxroot__scanner sc)
+static long scan_pool(pool *p, boxroot__scanner sc, enum scan_kind kind)
 {
-  return boxroot__compat_marks_pools_as_blocks() && BOXROOT__IS_DARKEN(sc)
-    ? SCAN_DARKEN : SCAN_ALL;
-}
-
-static long scan_pool(pool *p, boxroot__scanner sc, enum scan_kind kind,
-                      boxroot__domain_state *domain_state)
-{
-  switch (kind) {
-  case SCAN_YOUNG: return scan_pool_young(p, sc);
-  case SCAN_DARKEN: {
-    long enlisted = boxroot__marking_enlist_pool(p, domain_state);
-    if (enlisted >= 0) return enlisted;
-    return scan_pool_all_with(p, sc, 1); /* no room in the directory */
-  }
-  default:
-    return BOXROOT__IS_DARKEN(sc) ? scan_pool_all_with(p, sc, 1)
-                                  : scan_pool_all_with(p, sc, 0);
-  }
+  if (kind == SCAN_YOUNG) return scan_pool_young(p, sc);
+  return BOXROOT__IS_DARKEN(sc) ? scan_pool_all_with(p, sc, 1)
+                                : scan_pool_all_with(p, sc, 0);
 }
 
 /* One pass over ring `cls`: collect each pool's delayed frees, scan it,
@@ -153,13 +136,11 @@ static long scan_ring(struct boxroot_domain *d, int cls, int new_cls,
 {
   boxroot__domain_state *barrier_state = barrier ? domain_state : NULL;
   long scanned = 0;
-  /* Enlisting a pool in the directory reads no slot. */
-  int prefetch = kind == SCAN_DARKEN ? 0 : SCAN_PREFETCH_SLOTS;
   for (pool *p = boxroot__domain_detach_ring(d, cls), *after; p != NULL; p = after) {
     after = p->next;
-    if (after != NULL) prefetch_pool(after, prefetch);
+    if (after != NULL) prefetch_pool(after, SCAN_PREFETCH_SLOTS);
     boxroot__remote_collect(d, p, barrier_state);
-    scanned += scan_pool(p, sc, kind, domain_state);
+    scanned += scan_pool(p, sc, kind);
     boxroot__domain_place(d, p, new_cls);
   }
   return scanned;
@@ -189,19 +170,53 @@ static void scan_minor(struct boxroot_domain *d, boxroot__scanner sc, boxroot__d
   d->stats.minor_scans++;
 }
 
-/* Every pool, at the cycle start or for compaction or verification.
-   Delayed frees collected here need no barrier: at the cycle start they
-   precede the snapshot (marking.c), and the other scans go slot by slot
-   with no marking under way that could hold a pool. */
-static void scan_major(struct boxroot_domain *d, boxroot__scanner sc, boxroot__domain_state *domain_state)
+/* The aging hand's visit (marking.c, S): the pool's delayed frees are
+   collected, so that every pool is within a bounded number of cycles
+   (remote.c, D3). */
+struct aging { struct boxroot_domain *d; boxroot__domain_state *state; };
+static void collect_aged(pool *p, void *data)
+{
+  struct aging *a = data;
+  if (boxroot__remote_collect(a->d, p, a->state) > 0)
+    boxroot__domain_pool_count_dropped(a->d, p);
+}
+
+/* Every pool, slot by slot: compaction, verification, and OCaml 4.14's
+   cycle start. Delayed frees collected here need no barrier: no marking
+   under way holds a pool then. */
+static void scan_major(struct boxroot_domain *d, boxroot__scanner sc)
 {
   boxroot__store(&d->delayed_flag, 0, SEQ_CST);
-  enum scan_kind kind = major_scan_kind(sc);
-  if (kind == SCAN_DARKEN) boxroot__marking_directory_open(domain_state);
-  long scanned = scan_ring(d, CLASS_YOUNG, CLASS_YOUNG, sc, kind, domain_state, 0);
-  scanned += scan_ring(d, CLASS_OLD, CLASS_OLD, sc, kind, domain_state, 0);
-  if (kind == SCAN_DARKEN) boxroot__marking_directory_push(domain_state);
+  long scanned = scan_ring(d, CLASS_YOUNG, CLASS_YOUNG, sc, SCAN_ALL, NULL, 0);
+  scanned += scan_ring(d, CLASS_OLD, CLASS_OLD, sc, SCAN_ALL, NULL, 0);
   d->stats.major_slots_scanned += scanned;
+  d->stats.major_scans++;
+}
+
+/* Pools that could not be listed (marking.c, M0) are listed now or, if
+   memory is still short, darkened slot by slot. */
+static long darken_unlisted(struct boxroot_domain *d, boxroot__scanner sc)
+{
+  long scanned = 0;
+  for (int cls = CLASS_YOUNG; cls <= CLASS_FREE; cls++) {
+    pool *head = *domain_ring(d, cls), *p = head;
+    if (head == NULL) continue;
+    do {
+      if (!boxroot__marking_list_again(p, d->id)) scanned += scan_pool_all_with(p, sc, 1);
+      p = p->next;
+    } while (p != head);
+  }
+  return scanned;
+}
+
+/* OCaml 5's cycle start: the domain's directory is darkened, as one
+   block, and the stamp changes (marking.c); no pool is touched. */
+static void scan_darken(struct boxroot_domain *d, boxroot__scanner sc,
+                        boxroot__domain_state *domain_state)
+{
+  if (boxroot__marking_unlisted(d->id) > 0)
+    d->stats.major_slots_scanned += darken_unlisted(d, sc);
+  boxroot__marking_start(d->id, domain_state);
   d->stats.major_scans++;
 }
 
@@ -216,7 +231,11 @@ void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, boxroot__domai
   /* Out of memory: it cannot own any pool. Terminated: it owns none,
      and must not adopt. */
   if (d == NULL) return;
-  boxroot__domain_adopt_orphans(d);
+  boxroot__domain_adopt_orphans(d, domain_state);
+  if (minor) {
+    struct aging a = { d, domain_state };
+    boxroot__marking_age(id, collect_aged, &a);
+  }
   /* A minor collection with no young pool and no delayed free has
      nothing to do: the common case of a domain that created no root
      since the last one. Return before reading the clock. */
@@ -225,12 +244,18 @@ void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, boxroot__domai
     return;
   }
   long t0 = boxroot__ticks_now();
+  if (!minor && boxroot__compat_marks_pools_as_blocks() && BOXROOT__IS_DARKEN(sc)) {
+    scan_darken(d, sc, domain_state);
+    d->stats.major_scan_ticks += boxroot__ticks_now() - t0;
+    boxroot__check_domain(d); /* test builds only */
+    return;
+  }
   domain_reset_cursor(id);
   if (minor) {
     scan_minor(d, sc, domain_state);
     d->stats.minor_scan_ticks += boxroot__ticks_now() - t0;
   } else {
-    scan_major(d, sc, domain_state);
+    scan_major(d, sc);
     d->stats.major_scan_ticks += boxroot__ticks_now() - t0;
   }
   boxroot__check_domain(d); /* test builds only */
