@@ -170,8 +170,10 @@ static inline void const *boxroot__owner_word_key(boxroot__owner_word w)
    that OCaml 4.14 does not even load the word. */
 static inline int boxroot__pool_stamp_current(struct boxroot__pool_shared const *s)
 {
+  /* One xor and one shift: the key's bits drop out. */
   return !BOXROOT__COMPAT_DELETION_BARRIER
-    || boxroot__owner_word_stamp(boxroot__owner_word_acquire(s)) == boxroot__current_stamp();
+    || ((boxroot__owner_word_acquire(s).bits ^ boxroot__current_stamp())
+        >> BOXROOT__STAMP_SHIFT) == 0;
 }
 
 /* Written only by the thread holding domain d's lock, or by d's scan
@@ -199,7 +201,8 @@ void boxroot__delete_remote(boxroot r, void const *key);
 bool boxroot__modify_slow(boxroot *r, value v);
 /* `key` is boxroot__compat_lock_key() of the calling thread. */
 void boxroot__delete_other(boxroot r, void const *key);
-/* boxroot_modify in a pool whose stamp is not current. */
+/* boxroot_modify in a pool whose stamp is not current (marking.c): the
+   deletion barrier, then the rest of boxroot_modify. */
 bool boxroot__modify_marking(boxroot *r, value v);
 
 /* Checked entry points (debug.c): every call validates its argument.
@@ -305,21 +308,22 @@ static inline bool boxroot_modify(boxroot *r, value v)
 #else
   /* Shaped like the optimised caml_modify write barrier ("Making mutable
      state faster: optimizing the caml_modify write barrier"): the cheap
-     tests first. A young pool is scanned at the next minor collection
-     anyway, and an old pool may hold any value that is not young. Only a
-     young value going into an old pool needs the slow path, which moves
-     the root to a young pool: at most once per minor cycle, since the new
-     pool is young. */
-  boxroot root = *r; /* read once: the atomic load below would force a reload */
+     tests first. The deletion barrier (marking.c): the old value may be
+     the only trace of a value that the marker has yet to see. Then, a
+     young pool is scanned at the next minor collection anyway, and an old
+     pool may hold any value that is not young. Only a young value going
+     into an old pool needs the slow path, which moves the root to a young
+     pool: at most once per minor cycle, since the new pool is young. */
+  boxroot root = *r; /* read once: the atomic loads below would force a reload */
   struct boxroot__pool_hot *pool = boxroot__pool_of(root);
-  if (BOXROOT__UNLIKELY(boxroot__compat_locked_domain() < 0)
-      || BOXROOT__UNLIKELY(boxroot__load(&boxroot__pool_shared(pool)->cls, RELAXED) != BOXROOT__CLASS_YOUNG
-                           && boxroot__compat_is_young(v)))
+  struct boxroot__pool_shared *shared = boxroot__pool_shared(pool);
+  if (BOXROOT__UNLIKELY(boxroot__compat_locked_domain() < 0))
     return boxroot__modify_slow(r, v);
-  /* The deletion barrier (marking.c): the old value may be the only trace
-     of a value that the marker has yet to see. */
-  if (BOXROOT__UNLIKELY(!boxroot__pool_stamp_current(boxroot__pool_shared(pool))))
+  if (BOXROOT__UNLIKELY(!boxroot__pool_stamp_current(shared)))
     return boxroot__modify_marking(r, v);
+  if (BOXROOT__UNLIKELY(boxroot__compat_may_be_young(v))
+      && boxroot__load(&shared->cls, RELAXED) != BOXROOT__CLASS_YOUNG)
+    return boxroot__modify_slow(r, v);
   /* Atomic: the owner may be reading the slot (marking.c). */
   boxroot__store((value *)root, v, RELAXED);
   return true;

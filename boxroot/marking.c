@@ -230,9 +230,9 @@ static void uncount_if_done(boxroot__domain_state *state)
 /* ---- Stamps (S) ---- */
 
 /* How many stamps there are, and how many cycles a round of the aging
-   hand takes: 2 * AGING_CYCLES + 1 < STAMP_PERIOD (M3). The test build
-   uses few stamps, so that they come back within a test. */
-#ifdef BOXROOT_TESTING
+   hand takes: 2 * AGING_CYCLES + 1 < STAMP_PERIOD (M3). The test builds
+   use few stamps, so that they come back within a test. */
+#if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_FEW_STAMPS)
 #define STAMP_PERIOD 7
 #define AGING_CYCLES 2
 #else
@@ -353,7 +353,11 @@ void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int ho
     (void)darken_values; (void)state;
 #endif
   }
+#ifndef BOXROOT_TESTING_JOIN_UNMARKED /* a broken build for tests */
   p->block_header = boxroot__compat_allocation_header(POOL_SLOTS);
+#else
+  p->block_header = boxroot__compat_unmarked_header(POOL_SLOTS);
+#endif
   /* S: no value, or every value darkened. */
   if (!holds_values || darkened) pool_set_stamp(p, boxroot__current_stamp());
   p->listed_at = 0;
@@ -392,7 +396,11 @@ int boxroot__marking_list_again(pool *p, int id)
 void boxroot__marking_start(int id, boxroot__domain_state *domain_state)
 {
   /* The stamp of this cycle (S): the same for every domain's hook. */
+#ifndef BOXROOT_TESTING_NO_STAMP_SWITCH /* a broken build for tests */
   boxroot__store(&boxroot__marking_stamp, stamp_of_cycle(boxroot__compat_cycle()), RELAXED);
+#else
+  (void)stamp_of_cycle;
+#endif
   struct directory *dir = &directories[id];
   if (dir->listed == 0) return;
   /* Counted before its pools can be marked; no reset runs meanwhile
@@ -510,8 +518,8 @@ void boxroot__marking_delete_owned(pool *p, void **slot, void const *key)
   boxroot__delete_local(&p->hot, (boxroot)slot, key);
 }
 
-/* boxroot_modify in a pool whose stamp is not current: lock held, `v`
-   allowed in the pool. */
+/* boxroot_modify in a pool whose stamp is not current, lock held: the
+   barrier, then what boxroot_modify does after it. */
 bool boxroot__modify_marking(boxroot *r, value v)
 {
   boxroot root = *r;
@@ -528,6 +536,8 @@ bool boxroot__modify_marking(boxroot *r, value v)
       darken_slots((void **)root, (void **)root + 1, state);
     }
   }
+  if (boxroot__compat_may_be_young(v) && pool_class(p) != CLASS_YOUNG)
+    return boxroot__modify_slow(r, v);
   boxroot__store((value *)root, v, RELAXED);
   return true;
 }

@@ -106,6 +106,18 @@ static inline int boxroot__compat_is_young(value v)
 {
   return Is_block(v) && Is_young(v);
 }
+/* The same without the test of Is_block, for boxroot_modify: an
+   immediate whose bits fall in the minor heaps' range only takes the
+   slow path, which is right for any value. */
+static inline int boxroot__compat_may_be_young(value v)
+{
+#if BOXROOT_MULTICORE
+  return (char *)v < (char *)caml_minor_heaps_end && (char *)v > (char *)caml_minor_heaps_start;
+#else
+  return (char *)v < (char *)Caml_state_field(young_end)
+    && (char *)v > (char *)Caml_state_field(young_start);
+#endif
+}
 
 #if BOXROOT_MULTICORE
 

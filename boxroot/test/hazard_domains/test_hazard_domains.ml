@@ -14,9 +14,15 @@
       are then deleted by the domain that adopts its pools.
    3. Gc.compact while two domains hold roots of each other's values:
       every root still holds its value, moved, afterwards.
+   4. As 2, but the adopting domain keeps the roots through more cycles:
+      the pools the owner's marker had not reached join the adopting
+      domain's directory after the marker read it, so their values must
+      be darkened as they join (marking.c, M1). The build without that
+      darkening (test/broken/adopt) must lose values here.
 
-   BOXROOT_HAZARD_EXPECT_LOSS=1: the build without barrier; fails unless
-   both ways of scenario 1 lose values. *)
+   BOXROOT_HAZARD_EXPECT_LOSS=1: a broken build; fails unless the
+   scenario it breaks loses values: both ways of scenario 1 (without
+   barrier), or scenario 4 with BOXROOT_HAZARD_SCENARIO=adopt. *)
 open Boxroot_test
 
 external forget : Obj.t array -> unit = "hazard_forget"
@@ -131,6 +137,32 @@ let owner_terminates_while_marking () =
   Gc.full_major (); Gc.full_major ();
   check (check_invariants ()) "terminate: invariants"
 
+(* Scenario 4: returns how many values were lost. *)
+let owner_terminates_roots_kept () =
+  let go = Atomic.make false and made = Atomic.make false in
+  let roots = ref [||] in
+  let d = Domain.spawn (fun () ->
+      roots := Array.init n (fun i -> create (ref i));
+      Atomic.set made true;
+      while not (Atomic.get go) do Domain.cpu_relax () done) in
+  while not (Atomic.get made) do Domain.cpu_relax () done;
+  let roots = !roots in
+  let weak = Weak.create n in
+  Array.iteri (fun i r -> Weak.set weak i (Some (get r))) roots;
+  Gc.full_major ();
+  check (drive_into_marking ()) "adopt: the runtime never started marking";
+  Atomic.set go true;
+  Domain.join d;
+  Gc.minor (); (* adopts the pools *)
+  Gc.full_major (); Gc.full_major ();
+  let lost = count_lost weak 0 n in
+  let wrong = ref 0 in
+  Array.iteri (fun i r ->
+      if Weak.get weak i <> None && !(Obj.obj (get r) : int ref) <> i then incr wrong) roots;
+  check (!wrong = 0) "adopt: %d values changed" !wrong;
+  Array.iter delete roots;
+  lost
+
 let compaction_between_domains () =
   let mine = Array.init n (fun i -> create (string_of_int i)) in
   let theirs = ref [||] in
@@ -153,10 +185,25 @@ let compaction_between_domains () =
 
 let () =
   let w = Domain.spawn worker in
-  modify_hazard ();
-  if not expect_loss then begin
-    owner_terminates_while_marking ();
-    compaction_between_domains ()
+  if Sys.getenv_opt "BOXROOT_HAZARD_SCENARIO" = Some "adopt" then begin
+    (* The broken build loses values unless the owner's marker reached
+       its pools first: up to three rounds. *)
+    let lost = ref 0 and r = ref 0 in
+    while !lost = 0 && !r < 3 do
+      incr r;
+      lost := owner_terminates_roots_kept ();
+      Printf.printf "adopt, round %d: %d of %d values lost\n%!" !r !lost n
+    done;
+    check (!lost > 0) "adopt: the broken build lost no value in %d rounds" !r
+  end else begin
+    modify_hazard ();
+    if not expect_loss then begin
+      owner_terminates_while_marking ();
+      let lost = owner_terminates_roots_kept () in
+      check (lost = 0) "owner terminated during marking, roots kept: %d of %d values lost"
+        lost n;
+      compaction_between_domains ()
+    end
   end;
   Atomic.set stop true;
   Domain.join w;
