@@ -14,13 +14,19 @@
    its first never-used slot; free slots point into the pool, never into
    a minor heap, so they need no separate test. Afterwards no root is
    young, so every young pool becomes old, ordered by occupancy.
-   Major scan: every allocated slot of every pool, stopping in each pool
-   once its count of allocated slots has been seen.
-   Both scans first adopt orphan pools (except on a terminated domain,
+   OCaml 5's cycle start: no pool is touched; the domain's directory is
+   darkened as one block and the stamp changes (marking.c), so the
+   section's work does not depend on the number of roots or pools.
+   Other major scans (compaction, heap verification, OCaml 4.14's cycle
+   start): every allocated slot of every pool, stopping in each pool once
+   its count of allocated slots has been seen.
+   Every scan first adopts orphan pools (except on a terminated domain,
    which takes part in its last collections but must not take pools with
-   it: domain.h) and reset the current pool, so that a domain that creates
-   no root between two collections scans nothing at the next minor
-   collection. Then each ring is read in one pass (scan_ring): a pool's
+   it: domain.h); minor scans then move the aging hand of marking.c, and
+   they and the slot-by-slot scans reset the current pool, so that a
+   domain that creates no root between two collections scans nothing at
+   the next minor collection. Then each ring is read in one pass
+   (scan_ring): a pool's
    delayed frees are collected, its slots scanned, and it is put back
    where its occupancy calls for, while the next pool's first lines are
    already being fetched: a major scan over many pools is bound by
