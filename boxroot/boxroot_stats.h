@@ -10,7 +10,10 @@
    (`delayed_frees_collected`), at its next scan of that pool.
    Scans are counted per domain: one collection scans every domain.
    "Major" scans are every scan that is not for a minor collection: the
-   start of each major cycle, and compactions. */
+   start of each major cycle, and compactions. On OCaml 5 a cycle start
+   reads no slot (the runtime's marker reads the pools later, outside the
+   pause: marking.c), so `major_slots_scanned` counts compactions' slots,
+   and pools marked slot by slot when memory was short. */
 #ifndef BOXROOT_STATS_H
 #define BOXROOT_STATS_H
 
