@@ -62,6 +62,7 @@ extern "C" {
 #define BOXROOT__NO_OWNER (-2)
 #define BOXROOT__NO_OWNER_KEY ((void const *)boxroot__alloc_cursor)
 #define BOXROOT__CLASS_YOUNG 0
+#define BOXROOT__CLASS_OLD 1
 /* A pool is "low" when it holds at most BOXROOT__LOW_COUNT roots (about
    half of its slots, see pool.h). A power of two, so that one test in
    boxroot_delete catches both events that may move a pool: the count
@@ -86,10 +87,10 @@ extern "C" {
 
 /* The parts of a pool's header that the fast paths use, on two cache
    lines (pool.h). The owner writes the first at every creation and local
-   deletion; the second changes only with the pool's owner or class (and
-   holds remote.c's `pending` flag), so that other threads read it (a
-   remote boxroot_delete tests `owner_word`, any domain's boxroot_modify
-   reads `cls`) without taking the first line away from the owner's cache
+   deletion; the second changes only with the pool's owner, class or
+   stamp (and holds remote.c's `pending` flag), so that other threads
+   read it (a remote boxroot_delete tests `owner_word`, any domain's
+   boxroot_modify reads `cls_word`) without taking the first line away from the owner's cache
    at every root. */
 struct boxroot__pool_hot {
   void **free_list;     /* first free slot; the pool itself when none */
@@ -99,7 +100,10 @@ struct boxroot__pool_hot {
 #define BOXROOT__POOL_SHARED_OFFSET (BOXROOT__CACHE_LINE + BOXROOT__POOL_SIZE / 64)
 struct boxroot__pool_shared {
   int32_t owner;        /* read by any thread: relaxed atomic access */
-  int32_t cls;          /* read by any domain: relaxed atomic access */
+  /* The pool's class in the bits below BOXROOT__STAMP_SHIFT, and the
+     same stamp as `owner_word` above them: boxroot_modify tests both
+     with one comparison. Read by any domain: atomic access. */
+  uintptr_t cls_word;
   /* Read by any thread: atomic access, only through the functions below. */
   uintptr_t owner_word;
 };
@@ -315,15 +319,16 @@ static inline bool boxroot_modify(boxroot *r, value v)
      into an old pool needs the slow path, which moves the root to a young
      pool: at most once per minor cycle, since the new pool is young. */
   boxroot root = *r; /* read once: the atomic loads below would force a reload */
-  struct boxroot__pool_hot *pool = boxroot__pool_of(root);
-  struct boxroot__pool_shared *shared = boxroot__pool_shared(pool);
+  struct boxroot__pool_shared *shared = boxroot__pool_shared(boxroot__pool_of(root));
   if (BOXROOT__UNLIKELY(boxroot__compat_locked_domain() < 0))
     return boxroot__modify_slow(r, v);
-  if (BOXROOT__UNLIKELY(!boxroot__pool_stamp_current(shared)))
-    return boxroot__modify_marking(r, v);
-  if (BOXROOT__UNLIKELY(boxroot__compat_may_be_young(v))
-      && boxroot__load(&shared->cls, RELAXED) != BOXROOT__CLASS_YOUNG)
-    return boxroot__modify_slow(r, v);
+  /* ACQUIRE: a current stamp follows the owner's darkening. */
+  uintptr_t cls = boxroot__load(&shared->cls_word, ACQUIRE) ^ boxroot__current_stamp();
+  if (BOXROOT__UNLIKELY(cls != BOXROOT__CLASS_YOUNG)) {
+    /* An old pool, or a stamp that is not current. */
+    if (BOXROOT__UNLIKELY(cls != BOXROOT__CLASS_OLD)) return boxroot__modify_marking(r, v);
+    if (BOXROOT__UNLIKELY(boxroot__compat_may_be_young(v))) return boxroot__modify_slow(r, v);
+  }
   /* Atomic: the owner may be reading the slot (marking.c). */
   boxroot__store((value *)root, v, RELAXED);
   return true;

@@ -54,7 +54,8 @@ static int check_ring(struct boxroot_domain *d, int cls, pool *current)
   pool *p = head;
   do {
     CHECK(p->next->prev == p && p->prev->next == p);
-    CHECK(boxroot__load(&p->shared.cls, RELAXED) == cls);
+    CHECK(pool_class(p) == cls);
+    CHECK((boxroot__load(&p->shared.cls_word, RELAXED) & ~BOXROOT__KEY_MASK) == pool_stamp(p));
     CHECK(boxroot__load(&p->shared.owner, RELAXED) == d->id);
     CHECK(boxroot__owner_word_key(boxroot__owner_word_relaxed(&p->shared)) == d->key);
     CHECK(boxroot__marking_check_listed(p, d->id));

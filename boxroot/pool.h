@@ -94,7 +94,8 @@ struct pool {
    minor scan reads at most BOXROOT_FRESH_BATCH - 1 never-used slots. */
 #define SLOTS_PER_LINE (CACHE_LINE / (int)sizeof(void *))
 
-enum pool_class { CLASS_YOUNG = BOXROOT__CLASS_YOUNG, CLASS_OLD, CLASS_FREE, CLASS_NONE };
+enum pool_class { CLASS_YOUNG = BOXROOT__CLASS_YOUNG, CLASS_OLD = BOXROOT__CLASS_OLD, CLASS_FREE,
+                  CLASS_NONE };
 
 static inline int32_t pool_owner(pool const *p)
 {
@@ -102,7 +103,7 @@ static inline int32_t pool_owner(pool const *p)
 }
 static inline int32_t pool_class(pool const *p)
 {
-  return boxroot__load(&p->shared.cls, RELAXED);
+  return (int32_t)(boxroot__load(&p->shared.cls_word, RELAXED) & BOXROOT__KEY_MASK);
 }
 
 static inline pool *pool_of_slot(void *slot)
@@ -164,29 +165,33 @@ static inline int pool_free_slots(pool *p, void **base, uintptr_t bits)
   return n;
 }
 
-/* A new owner: the stamp is 0, never current (marking.c, S). */
-static inline void pool_set_owner(pool *p, int32_t owner, void const *owner_key)
-{
-  boxroot__store(&p->shared.owner, owner, RELAXED);
-  boxroot__store(&p->shared.owner_word, boxroot__owner_word_make(owner_key, 0).bits,
-                 RELAXED);
-}
+/* The pool's stamp is in both words of its shared line (marking.c, S;
+   boxroot_internal.h): owner_word for boxroot_delete, cls_word for
+   boxroot_modify. Only the owner (or its hook) writes them. */
 static inline uintptr_t pool_stamp(pool const *p)
 {
   return boxroot__owner_word_stamp(boxroot__owner_word_relaxed(&p->shared));
 }
-/* The owner (or its hook) sets the pool's stamp (marking.c). RELEASE,
-   so that a thread that reads it current (acquire) follows the darkening
-   that preceded it. */
+/* RELEASE, so that a thread that reads a current stamp (acquire) follows
+   the darkening that preceded it. */
 static inline void pool_set_stamp(pool *p, uintptr_t stamp)
 {
   void const *key = boxroot__owner_word_key(boxroot__owner_word_relaxed(&p->shared));
   boxroot__store(&p->shared.owner_word, boxroot__owner_word_make(key, stamp).bits,
                  RELEASE);
+  boxroot__store(&p->shared.cls_word, stamp | (uintptr_t)pool_class(p), RELEASE);
+}
+/* A new owner: the stamp is 0, never current. */
+static inline void pool_set_owner(pool *p, int32_t owner, void const *owner_key)
+{
+  boxroot__store(&p->shared.owner, owner, RELAXED);
+  boxroot__store(&p->shared.owner_word, boxroot__owner_word_make(owner_key, 0).bits,
+                 RELAXED);
+  boxroot__store(&p->shared.cls_word, (uintptr_t)pool_class(p), RELAXED);
 }
 static inline void pool_set_class(pool *p, int32_t cls)
 {
-  boxroot__store(&p->shared.cls, cls, RELAXED);
+  boxroot__store(&p->shared.cls_word, pool_stamp(p) | (uintptr_t)cls, RELAXED);
 }
 
 #endif /* BOXROOT_POOL_H */
