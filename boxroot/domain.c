@@ -122,13 +122,15 @@ struct boxroot_domain *boxroot__domain_get(int id)
 
 static void release_free_pool(struct boxroot_domain *d, pool *p)
 {
+  /* Free pools hold no value: the marker need not read them
+     (marking.c, M0). */
+  boxroot__marking_leave(p, d->id);
   /* A pool kept on the free ring keeps its free list: reusing it then
      costs nothing, where a reset would thread every slot again. */
   if (d->free_count < BOXROOT_FREE_POOLS_KEPT) {
     move_to(d, p, CLASS_FREE, 1);
     d->free_count++;
   } else {
-    boxroot__marking_leave(p, d->id);
     pool_set_owner(p, BOXROOT__NO_OWNER, BOXROOT__NO_OWNER_KEY);
     if (pool_class(p) != CLASS_NONE) ring_remove(domain_ring(d, pool_class(p)), p);
     pool_set_class(p, CLASS_NONE);
@@ -213,6 +215,7 @@ pool *boxroot__domain_refill(struct boxroot_domain *d)
   pool *f = d->free;
   if (f != NULL) {
     d->free_count--;
+    boxroot__marking_join(f, d->id, boxroot__compat_state(), 0);
     if (make_current(d, f)) return f;
   }
   pool *fresh = boxroot__chunk_alloc_pool();
@@ -275,7 +278,6 @@ static void orphan_all(struct boxroot_domain *d)
     pool *p = d->free;
     ring_remove(&d->free, p);
     pool_set_class(p, CLASS_NONE);
-    boxroot__marking_leave(p, d->id);
     pool_set_owner(p, BOXROOT__NO_OWNER, BOXROOT__NO_OWNER_KEY);
     retire_pool(p);
   }

@@ -26,9 +26,10 @@
       at any time, whatever the number of pools. The directory is a C
       array laid out as a block (its header, then one field per pool
       listed, or an odd word for a hole); a domain's pools are listed in
-      its own directory from the moment it owns them to the moment it
-      gives them up (domain.c calls boxroot__marking_join and _leave),
-      free ring included. Only the owner (its lock held, or its hook)
+      its own directory while they are on its young or old ring: from the
+      moment it takes them (from the chunk allocator, its free ring or the
+      orphans) to the moment it gives them up (domain.c calls
+      boxroot__marking_join and _leave); free pools hold no value. Only the owner (its lock held, or its hook)
       writes its directory, and only its own marker reads it, so the two
       never run at once. Growing it while its marker may still read the
       old block retires that block, which is freed at a hook that finds
@@ -339,7 +340,7 @@ static void darken_values(pool *p, boxroot__domain_state *state)
 void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int holds_values)
 {
   if (!boxroot__compat_marks_pools_as_blocks()) return;
-  BOXROOT__ASSERT(pool_owner(p) == id && pool_stamp(p) == 0);
+  BOXROOT__ASSERT(pool_owner(p) == id && p->listed_at == 0);
   struct directory *dir = &directories[id];
   int darkened = 0;
   /* M1: an orphan that the marker has not reached, while marking is in
@@ -358,9 +359,8 @@ void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int ho
 #else
   p->block_header = boxroot__compat_unmarked_header(POOL_SLOTS);
 #endif
-  /* S: no value, or every value darkened. */
-  if (!holds_values || darkened) pool_set_stamp(p, boxroot__current_stamp());
-  p->listed_at = 0;
+  /* S: no value, or every value darkened; else the barrier is on. */
+  pool_set_stamp(p, !holds_values || darkened ? boxroot__current_stamp() : 0);
   if (!list_pool(dir, p)) dir->unlisted++;
 }
 
@@ -542,10 +542,11 @@ bool boxroot__modify_marking(boxroot *r, value v)
   return true;
 }
 
-int boxroot__marking_check_listed(pool *p, int id)
+int boxroot__marking_check_listed(pool *p, int id, int member)
 {
   if (!boxroot__compat_marks_pools_as_blocks()) return 1;
   struct directory *dir = &directories[id];
+  if (!member) return p->listed_at == 0;
   if (p->listed_at == 0) return dir->unlisted > 0;
   return p->listed_at <= dir->used && dir->block[p->listed_at] == (uintptr_t)p->slots;
 }

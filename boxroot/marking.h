@@ -7,9 +7,11 @@
 
 #include "pool.h"
 
-/* Domain `id` takes `p` (its owner is already set, stamp 0) or gives it
-   up (before its owner changes): it is listed in, or removed from, the
-   domain's directory (M0), and its colour and stamp are set (M1, S).
+/* Domain `id` takes `p` (its owner is already set) or gives it up
+   (before its owner changes, or before `p` goes on the free ring, whose
+   pools hold no value and are not listed): it is listed in, or removed
+   from, the domain's directory (M0), and its colour and stamp are set
+   (M1, S).
    `holds_values`: whether `p` may hold values (an adopted orphan), which
    are darkened if marking is in progress and the marker has not reached
    the pool. `state`: domain id's (its lock held, or its hook). Listing
@@ -71,8 +73,9 @@ static inline int marking_collect_needs_barrier(boxroot__domain_state *domain_st
 void boxroot__marking_delete_owned(pool *p, void **slot, void const *key);
 
 /* Test builds: whether `p`, owned by domain id, is listed in its
-   directory, or counted as unlisted. */
-int boxroot__marking_check_listed(pool *p, int id);
+   directory or counted as unlisted (`member`: on its young or old ring),
+   or not listed (on its free ring). */
+int boxroot__marking_check_listed(pool *p, int id, int member);
 
 /* Teardown, hooks removed, before pools are unmapped: waits until no
    mark stack holds a pool, and frees the directories. Domain lock held. */

@@ -204,7 +204,7 @@ static void scan_major(struct boxroot_domain *d, boxroot__scanner sc)
 static long darken_unlisted(struct boxroot_domain *d, boxroot__scanner sc)
 {
   long scanned = 0;
-  for (int cls = CLASS_YOUNG; cls <= CLASS_FREE; cls++) {
+  for (int cls = CLASS_YOUNG; cls <= CLASS_OLD; cls++) {
     pool *head = *domain_ring(d, cls), *p = head;
     if (head == NULL) continue;
     do {
