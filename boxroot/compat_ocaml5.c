@@ -106,6 +106,11 @@ int boxroot__compat_header_is_marked(uintptr_t header)
   return Has_status_hd(header, caml_global_heap_state.MARKED);
 }
 
+uintptr_t boxroot__compat_header_with_wosize(uintptr_t header, uintptr_t wosize)
+{
+  return (header & ~HEADER_WOSIZE_MASK) | ((header_t)wosize << HEADER_WOSIZE_SHIFT);
+}
+
 /* Phase_sweep_and_mark_main and Phase_mark_final follow the cycle start
    that darkens the roots (on 5.5, the end of Phase_sweep_main);
    Phase_sweep_ephe comes once marking is over. */

@@ -37,27 +37,32 @@
       memory) is darkened slot by slot at each cycle start instead,
       until it can be (scan.c).
    M1 Shape and colour. The word before a pool's first slot is a block
-      header (pool.h): tag 0, wosize POOL_SLOTS, a colour. The marker
-      that reaches an UNMARKED pool through a directory marks it and
-      pushes its fields; a MARKED one it skips. The runtime rotates the
-      colours at each cycle start (MARKED becomes UNMARKED, UNMARKED
-      becomes GARBAGE), so a header is right at the next cycle start if
-      every listed pool is reached in every cycle: its directory is
-      darkened at each cycle start and the marker reads every field.
-      When a pool joins a directory it gets the colour the runtime gives
-      new blocks (UNMARKED on 5.5 before marking starts, MARKED
-      otherwise): a pool that joins before its directory is darkened is
-      reached, one that joins after needs not be, for a pool that holds
-      no value (a new one) has nothing to mark, and an orphan that was
-      not yet reached (not MARKED) has its values darkened as it joins
-      while marking is in progress. Nothing else reads this header: no
-      OCaml value points into a pool (the debug build rejects such
-      values), the sweeper walks only the runtime's own pools, and
-      compaction and heap verification reach our slots through the hook,
-      slot by slot (scan.c). Its wosize never changes, so a marker of a
-      terminating domain that reads and writes the colour of a pool
-      adopted meanwhile by another domain (M2) loses nothing: both write
-      the colour that the cycle calls for.
+      header (pool.h): tag 0, a colour, and as its size the slots handed
+      out (`fresh - slots`), updated as they grow, so that the marker
+      reads no never-used slot. The marker that reaches an UNMARKED pool
+      through a directory marks it and pushes its fields; a MARKED one it
+      skips. The runtime rotates the colours at each cycle start (MARKED
+      becomes UNMARKED, UNMARKED becomes GARBAGE), so a header is right
+      at the next cycle start if every listed pool is reached in every
+      cycle: its directory is darkened at each cycle start and the marker
+      reads every field. When a pool joins a directory it gets the colour
+      the runtime gives new blocks (UNMARKED on 5.5 before marking
+      starts, MARKED otherwise): a pool that joins before its directory
+      is darkened is reached, one that joins after needs not be, for a
+      pool that holds no value (a new or free one) has nothing to mark,
+      and an orphan that was not yet reached (not MARKED) has its values
+      darkened as it joins while marking is in progress. Nothing else
+      reads this header: no OCaml value points into a pool (the debug
+      build rejects such values), the sweeper walks only the runtime's
+      own pools, and compaction and heap verification reach our slots
+      through the hook, slot by slot (scan.c). One race remains: a
+      marker of another domain may still reach a pool that joins while
+      the flag below is up (M2: a terminating owner's marker, or one that
+      read a directory before the pool left it), and write its colour,
+      which would undo a size written meanwhile; so such a pool takes all
+      POOL_SLOTS slots (never-used ones hold odd words) until a later
+      cycle (`wide_epoch`). Both writers then write the colour that the
+      cycle calls for.
    M2 Readable fields. From a directory's darkening until its domain's
       marking is done, the marker may read any of its fields and any
       slot of the pools listed, also after they left (it may have read
@@ -354,10 +359,13 @@ void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int ho
     (void)darken_values; (void)state;
 #endif
   }
+  int wide = marking_pools_may_be_marked();
+  p->wide_epoch = wide ? current_epoch() : 0;
+  uintptr_t wosize = wide ? (uintptr_t)POOL_SLOTS : (uintptr_t)(p->fresh - p->slots);
 #ifndef BOXROOT_TESTING_JOIN_UNMARKED /* a broken build for tests */
-  p->block_header = boxroot__compat_allocation_header(POOL_SLOTS);
+  p->block_header = boxroot__compat_allocation_header(wosize);
 #else
-  p->block_header = boxroot__compat_unmarked_header(POOL_SLOTS);
+  p->block_header = boxroot__compat_unmarked_header(wosize);
 #endif
   /* S: no value, or every value darkened; else the barrier is on. */
   pool_set_stamp(p, !holds_values || darkened ? boxroot__current_stamp() : 0);
@@ -388,9 +396,22 @@ int boxroot__marking_list_again(pool *p, int id)
   if (p->listed_at != 0) return 1;
   if (!list_pool(dir, p)) return 0;
   dir->unlisted--;
-  /* At the cycle start, before the directory is darkened: reached (M1). */
-  p->block_header = boxroot__compat_unmarked_header(POOL_SLOTS);
+  /* At the cycle start, before the directory is darkened: reached (M1),
+     and no other marker reads it any more. */
+  p->wide_epoch = 0;
+  p->block_header = boxroot__compat_unmarked_header((uintptr_t)(p->fresh - p->slots));
   return 1;
+}
+
+void boxroot__marking_resize(pool *p)
+{
+  if (!boxroot__compat_marks_pools_as_blocks()) return;
+  if (p->wide_epoch != 0) {
+    if (p->wide_epoch == current_epoch()) return; /* M1's race */
+    p->wide_epoch = 0;
+  }
+  p->block_header = boxroot__compat_header_with_wosize(p->block_header,
+                                                       (uintptr_t)(p->fresh - p->slots));
 }
 
 void boxroot__marking_start(int id, boxroot__domain_state *domain_state)

@@ -19,6 +19,10 @@
 void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int holds_values);
 void boxroot__marking_leave(pool *p, int id);
 
+/* `p`'s slots handed out changed (pool.c): its block's size follows, if
+   it may (M1). Its owner, lock held. */
+void boxroot__marking_resize(pool *p);
+
 /* The cycle start, domain id's scan hook with caml_darken (scan.c):
    first, if boxroot__marking_unlisted(id) > 0, each pool of the domain
    not yet listed is listed (boxroot__marking_list_again), or, if that

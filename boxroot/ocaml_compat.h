@@ -265,6 +265,8 @@ typedef struct boxroot__domain_state boxroot__domain_state;
      the runtime gives the blocks it allocates now;
    - boxroot__compat_header_is_marked(header): whether the header has the
      current cycle's MARKED colour;
+   - boxroot__compat_header_with_wosize(header, wosize): the header with
+     another size;
    - boxroot__compat_marking_in_progress(): whether the current cycle's
      roots have been darkened and its marking is not over, so that
      darkening a value is allowed and needed;
@@ -281,6 +283,7 @@ void boxroot__compat_darken(boxroot__domain_state *state, value v);
 uintptr_t boxroot__compat_unmarked_header(uintptr_t wosize);
 uintptr_t boxroot__compat_allocation_header(uintptr_t wosize);
 int boxroot__compat_header_is_marked(uintptr_t header);
+uintptr_t boxroot__compat_header_with_wosize(uintptr_t header, uintptr_t wosize);
 int boxroot__compat_marking_in_progress(void);
 void boxroot__compat_darken_block(boxroot__domain_state *state, uintptr_t *header, uintptr_t wosize);
 int boxroot__compat_domain_id(boxroot__domain_state *state);

@@ -1,4 +1,5 @@
 /* Pool initialisation and the fresh-slot cursor (invariants in pool.h). */
+#include "marking.h"
 #include "pool.h"
 
 _Static_assert(POOL_SLOTS <= DELAYED_WORDS * 8 * (int)sizeof(uintptr_t),
@@ -9,7 +10,7 @@ _Static_assert(POOL_SLOTS < (1 << BOXROOT__COUNT_BITS),
                "the count of slots in use must fit below the creations (boxroot.h)");
 _Static_assert((BOXROOT__LOW_COUNT & (BOXROOT__LOW_COUNT - 1)) == 0,
                "BOXROOT__LOW_COUNT must be a power of two");
-_Static_assert(sizeof(struct boxroot__pool_hot) + 3 * sizeof(void *) + 3 * sizeof(int) <= CACHE_LINE,
+_Static_assert(sizeof(struct boxroot__pool_hot) + 3 * sizeof(void *) + 4 * sizeof(int) <= CACHE_LINE,
                "the owner's header must fit in one cache line");
 _Static_assert(offsetof(pool, shared) == BOXROOT__POOL_SHARED_OFFSET,
                "the fast paths find the shared header line at a fixed offset");
@@ -47,5 +48,6 @@ int boxroot__pool_thread_fresh(pool *p)
   for (void **s = stop - 1; s >= start; s--) { *s = pool_link(next); next = s; }
   p->hot.free_list = start;
   p->fresh = stop;
+  boxroot__marking_resize(p);
   return 1;
 }

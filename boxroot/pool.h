@@ -22,11 +22,12 @@
      that rare mistake: the per-slot scans stop at `fresh` whatever it
      says (scan.c), and the debug build would report such a root as
      deleted.
-   - The word before the first slot is an OCaml block header (tag 0, all
-     POOL_SLOTS slots), which makes the slots the fields of a block outside
-     the heap (marking.c, M1). So every slot of a pool that left the chunk
-     allocator holds a value or an odd word, also those at or above
-     `fresh` (pool_fill_unused, at the pool's first use).
+   - The word before the first slot is an OCaml block header (tag 0),
+     which makes the slots the fields of a block outside the heap
+     (marking.c, M1): the slots below `fresh`, or at times all of them.
+     So every slot of a pool that left the chunk allocator holds a value
+     or an odd word, also those at or above `fresh` (pool_fill_unused, at
+     the pool's first use).
    - Slots at or above `fresh` have never been handed out since the pool
      was last reset; scanning stops there. Slots are handed out in
      ascending order in batches of BOXROOT_FRESH_BATCH (tunables.h,
@@ -62,8 +63,9 @@ struct pool {
       int barriers;
       uint32_t barriers_stamp;
       /* Where its owner's directory lists it (1-based), or 0 (marking.c,
-         M0). */
-      uint32_t listed_at;
+         M0); the epoch until which its block keeps all its slots, or 0
+         (M1). */
+      uint32_t listed_at, wide_epoch;
     };
     char header_line[CACHE_LINE];
   };
