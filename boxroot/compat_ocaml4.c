@@ -154,7 +154,10 @@ void boxroot__compat_remove_hooks(void)
 /* Marking pools as blocks: not on OCaml 4.14 (ocaml_compat.h). */
 int boxroot__compat_marks_pools_as_blocks(void) { return 0; }
 boxroot__domain_state *boxroot__compat_state(void) { return NULL; }
-void boxroot__compat_darken(boxroot__domain_state *state, value v) { (void)state; (void)v; }
+void boxroot__compat_darken_slots(boxroot__domain_state *state, void **from, void **to)
+{
+  (void)state; (void)from; (void)to;
+}
 void boxroot__compat_darken_block(boxroot__domain_state *state, uintptr_t *header, uintptr_t wosize)
 {
   (void)state; (void)header; (void)wosize;

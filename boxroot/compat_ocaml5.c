@@ -77,9 +77,19 @@ int boxroot__compat_marks_pools_as_blocks(void) { return 1; }
 
 boxroot__domain_state *boxroot__compat_state(void) { return of_caml(Caml_state); }
 
-void boxroot__compat_darken(boxroot__domain_state *state, value v)
+void boxroot__compat_darken_slots(boxroot__domain_state *state, void **from, void **to)
 {
-  if (Is_block(v) && !Is_young(v)) caml_darken(to_caml(state), v, NULL);
+  status unmarked = caml_global_heap_state.UNMARKED;
+  uintnat young_start = (uintnat)caml_minor_heaps_start, young_end = (uintnat)caml_minor_heaps_end;
+  for (void **s = from; s < to; s++) {
+    uintnat v = (uintnat)boxroot__load(s, RELAXED);
+    if ((v & 1) != 0 || (v > young_start && v < young_end)) continue;
+    /* Most values are marked already: look before calling (an infix
+       pointer's own header says nothing of its closure's colour). */
+    header_t hd = Hd_val(v);
+    if (Has_status_hd(hd, unmarked) || Tag_hd(hd) == Infix_tag)
+      caml_darken(to_caml(state), (value)v, NULL);
+  }
 }
 
 /* The cycle's unmarked status: the marker that reaches the block marks

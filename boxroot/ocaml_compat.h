@@ -257,8 +257,9 @@ typedef struct boxroot__domain_state boxroot__domain_state;
    others are never called.
    - boxroot__compat_state(): the state of the domain whose lock this
      thread holds (passed to the scan hook as `domain_state`);
-   - boxroot__compat_darken(state, v): darkens `v` if it is a block of
-     the major heap, on `state`'s mark stack (as caml_modify does);
+   - boxroot__compat_darken_slots(state, from, to): darkens the value of
+     each slot in [from, to) that is a block of the major heap, on
+     `state`'s mark stack (as caml_modify does);
    - boxroot__compat_unmarked_header(wosize): the header of a block of
      tag 0 and size `wosize` that the current cycle has yet to mark;
    - boxroot__compat_allocation_header(wosize): the same with the colour
@@ -279,7 +280,7 @@ typedef struct boxroot__domain_state boxroot__domain_state;
    - boxroot__compat_finish_major_cycle(): completes the current cycle. */
 int boxroot__compat_marks_pools_as_blocks(void);
 boxroot__domain_state *boxroot__compat_state(void);
-void boxroot__compat_darken(boxroot__domain_state *state, value v);
+void boxroot__compat_darken_slots(boxroot__domain_state *state, void **from, void **to);
 uintptr_t boxroot__compat_unmarked_header(uintptr_t wosize);
 uintptr_t boxroot__compat_allocation_header(uintptr_t wosize);
 int boxroot__compat_header_is_marked(uintptr_t header);
