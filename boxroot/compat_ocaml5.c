@@ -18,6 +18,7 @@
 #include <caml/major_gc.h>
 #include <caml/shared_heap.h>
 #include "domain.h"
+#include "weak.h"
 
 /* The one conversion between the two types (ocaml_compat.h). */
 static boxroot__domain_state *of_caml(caml_domain_state *s) { return (boxroot__domain_state *)s; }
@@ -37,6 +38,7 @@ void boxroot__compat_point_thread_cursor(int id)
 
 static scan_roots_hook previous_scan_hook;
 static caml_timing_hook previous_terminated_hook;
+static caml_timing_hook previous_slice_begin_hook, previous_slice_end_hook;
 
 static void scan_hook(scanning_action f, scanning_action_flags flags,
                       void *data, caml_domain_state *domain)
@@ -44,6 +46,23 @@ static void scan_hook(scanning_action f, scanning_action_flags flags,
   if (previous_scan_hook != NULL) previous_scan_hook(f, flags, data, domain);
   boxroot__scan_domain(domain->id, (boxroot__scanner){ f, data },
                        (flags & SCANNING_ONLY_YOUNG_VALUES) != 0, of_caml(domain));
+  boxroot__weak_scan(domain->id, (boxroot__scanner){ f, data },
+                     (flags & SCANNING_ONLY_YOUNG_VALUES) != 0);
+}
+
+/* Weak roots are cleared by their owner in a major slice (weak.c, W3):
+   the hooks run on the domain's thread, outside stop-the-world
+   sections. */
+static void slice_begin_hook(void)
+{
+  if (previous_slice_begin_hook != NULL) previous_slice_begin_hook();
+  boxroot__weak_slice();
+}
+
+static void slice_end_hook(void)
+{
+  if (previous_slice_end_hook != NULL) previous_slice_end_hook();
+  boxroot__weak_slice();
 }
 
 /* The other domains adopt the orphans in the terminating domain's last
@@ -53,6 +72,7 @@ static void terminated_hook(void)
   if (previous_terminated_hook != NULL) previous_terminated_hook();
   if (boxroot_status() != BOXROOT_RUNNING) return;
   boxroot__domain_terminate(Caml_state->id);
+  boxroot__weak_terminate(Caml_state->id);
 }
 
 void boxroot__compat_install_hooks(void)
@@ -60,6 +80,10 @@ void boxroot__compat_install_hooks(void)
   previous_scan_hook = boxroot__exchange(&caml_scan_roots_hook, scan_hook, SEQ_CST);
   previous_terminated_hook =
     boxroot__exchange(&caml_domain_terminated_hook, terminated_hook, SEQ_CST);
+  previous_slice_begin_hook =
+    boxroot__exchange(&caml_major_slice_begin_hook, slice_begin_hook, SEQ_CST);
+  previous_slice_end_hook =
+    boxroot__exchange(&caml_major_slice_end_hook, slice_end_hook, SEQ_CST);
 }
 
 void boxroot__compat_remove_hooks(void)
@@ -68,6 +92,11 @@ void boxroot__compat_remove_hooks(void)
   boxroot__cas_strong(&caml_scan_roots_hook, &mine, previous_scan_hook, SEQ_CST);
   caml_timing_hook mine_t = terminated_hook;
   boxroot__cas_strong(&caml_domain_terminated_hook, &mine_t, previous_terminated_hook,
+                      SEQ_CST);
+  caml_timing_hook mine_b = slice_begin_hook, mine_e = slice_end_hook;
+  boxroot__cas_strong(&caml_major_slice_begin_hook, &mine_b, previous_slice_begin_hook,
+                      SEQ_CST);
+  boxroot__cas_strong(&caml_major_slice_end_hook, &mine_e, previous_slice_end_hook,
                       SEQ_CST);
 }
 
@@ -121,6 +150,43 @@ void boxroot__compat_finish_major_cycle(void)
   caml_finish_major_cycle();
 #endif
 }
+
+/* ---- Weak roots (weak.h) ---- */
+
+/* OCaml 5.5's sweep-only phase (Phase_sweep_main) marks nothing, and
+   follows the clearing of the previous cycle; Phase_sweep_and_mark_main
+   and Phase_mark_final may mark (finalisers); Phase_sweep_ephe is the
+   window between marking and the cycle's end, where the runtime cleans
+   its own ephemerons. */
+int boxroot__compat_weak_phase(void)
+{
+  switch (caml_gc_phase) {
+#if OCAML_VERSION_MINOR >= 5
+  case Phase_sweep_main: return BOXROOT__WEAK_IDLE;
+#endif
+  case Phase_sweep_ephe: return BOXROOT__WEAK_CLEANING;
+  default: return BOXROOT__WEAK_MARKING;
+  }
+}
+
+/* As the runtime's ephemeron reads do. */
+void boxroot__compat_weak_darken(value v)
+{
+  if (Is_block(v) && !Is_young(v)) caml_darken(Caml_state, v, NULL);
+}
+
+int boxroot__compat_weak_is_dead(value v)
+{
+  if (!Is_block(v) || Is_young(v)) return 0;
+  header_t hd = Hd_val(v);
+  if (Tag_hd(hd) == Infix_tag) {
+    v -= Infix_offset_hd(hd);
+    hd = Hd_val(v);
+  }
+  return Has_status_hd(hd, caml_global_heap_state.UNMARKED);
+}
+
+uint32_t boxroot__compat_weak_cycle(void) { return (uint32_t)caml_major_cycles_completed; }
 
 /* ---- Reading every domain's state (ocaml_compat.h) ---- */
 #include <sched.h>
