@@ -12,7 +12,8 @@
    - a weak pool's owner word never has the barrier bit (no marker reads
      weak pools), so the delete fast path is the strong one's;
    - a weak slot holds an OCaml value, or BOXROOT__WEAK_EMPTY once
-     cleared: the address of a C object, which no OCaml value equals;
+     cleared: a C constant laid out as a block, which no OCaml value
+     equals;
    - while `boxroot__weak_barrier` is 0 a slot's value may be returned as
      it is: no marking needs darkening and no dead value is left in a
      slot. It changes only in stop-the-world sections (OCaml 5), or in
@@ -39,8 +40,9 @@ extern "C" {
 
 extern struct boxroot__pool_hot *boxroot__weak_cursor[BOXROOT__MAX_DOMAINS];
 extern uint32_t boxroot__weak_barrier;
-extern uintptr_t const boxroot__weak_empty;
-#define BOXROOT__WEAK_EMPTY ((value)&boxroot__weak_empty)
+/* A block outside the heap, with a header that no marker marks. */
+extern uintptr_t const boxroot__weak_empty[2];
+#define BOXROOT__WEAK_EMPTY ((value)&boxroot__weak_empty[1])
 
 boxroot_weak boxroot__weak_create_slow(value v);
 bool boxroot__weak_get_slow(boxroot_weak w, value *out);

@@ -10,13 +10,17 @@
    them (marking.c never sees them, their owner word never has the
    barrier bit), and nothing darkens their values: the major GC does not
    count weak slots as roots. Pools that the domain's weak roots left
-   empty stay on its old ring, first in line for reuse; they go back to
-   the chunk allocator only at teardown.
+   empty stay on its old ring, first in line for reuse, up to
+   BOXROOT_FREE_POOLS_KEPT of them at each clearing; the others go back
+   to the chunk allocator there.
 
    Invariants (enforced here unless said otherwise):
    W1 Contents. A weak slot holds a free-list link (pool.h), an OCaml
-      value, or BOXROOT__WEAK_EMPTY (the address of a C constant: no
-      OCaml value, never young, never in the heap). A weak pool's class is
+      value, or BOXROOT__WEAK_EMPTY (a C constant laid out as a block of
+      one field whose header no marker marks: no OCaml value equals it, it
+      is never young, never in the heap, and a marker that still reads a
+      pool recycled from strong to weak use in the same cycle finds in it
+      only what marking.c's M2 allows). A weak pool's class is
       BOXROOT__CLASS_WEAK_YOUNG or BOXROOT__CLASS_WEAK_OLD, and only a
       young one holds young values (create allocates from the current
       pool, which is young; boxroot_weak_modify moves a root that would
@@ -135,7 +139,14 @@ struct boxroot__pool_hot *boxroot__weak_cursor[BOXROOT__MAX_DOMAINS] = {
   [0 ... BOXROOT__MAX_DOMAINS - 1] = &boxroot__empty_pool,
 };
 uint32_t boxroot__weak_barrier; /* W4 */
-uintptr_t const boxroot__weak_empty = 0;
+/* W1: the header's colour is 3 << 8, OCaml 5's NOT_MARKABLE and OCaml
+   4.14's black, so that a marker that reads it never marks it (a pool
+   enlisted for marking as a strong pool may be recycled as a weak pool
+   while the marker still reads it: marking.c, M2). */
+uintptr_t const boxroot__weak_empty[2] = {
+  ((uintptr_t)1 << 10) | ((uintptr_t)3 << 8), /* wosize 1, colour 3 << 8, tag 0 */
+  Val_unit,
+};
 
 /* A domain's weak state. Only the domain (lock held, or its hooks) reads
    or writes it, except `delayed_flag` (remote deleters, D3) and the
@@ -427,16 +438,31 @@ static long clear_pool(pool *p)
   return cleared;
 }
 
-/* Clears every pool of `wd` (W3) and records the cycle. */
+static long retired_creations; /* atomic: of pools given back */
+
+/* Clears every pool of `wd` (W3) and records the cycle. Empty old pools
+   beyond BOXROOT_FREE_POOLS_KEPT go back to the chunk allocator. */
 static void clear_domain(struct weak_domain *wd, int in_stw)
 {
   long t0 = boxroot__ticks_now();
   pool *list = detach(wd, WEAK_OLD);
+  int empty_kept = 0;
   for (pool *p = list, *after; p != NULL; p = after) {
     after = p->next;
     collect(wd, p);
     wd->cleared += clear_pool(p);
-    place_old(wd, p);
+    if (pool_alloc_count(p) == 0 && empty_kept++ >= BOXROOT_FREE_POOLS_KEPT) {
+#ifdef BOXROOT_TESTING
+      for (void **s = p->slots; s < p->fresh; s++) BOXROOT__ASSERT(pool_slot_is_free(p, *s));
+#endif
+      boxroot__fetch_add(&retired_creations, pool_creations(p), RELAXED);
+      pool_set_owner(p, BOXROOT__NO_OWNER, BOXROOT__NO_OWNER_KEY);
+      pool_set_class(p, CLASS_NONE);
+      p->next = p->prev = NULL;
+      boxroot__chunk_free_pool(p);
+    } else {
+      place_old(wd, p);
+    }
   }
   pool *y = wd->young;
   if (y != NULL) {
@@ -571,7 +597,10 @@ void boxroot__weak_scan(int id, boxroot__scanner sc, int minor)
 
 void boxroot__weak_terminate(int id)
 {
-  struct weak_domain *wd = weak_domains[id];
+  /* Created if need be, so that it is known as terminated: the domain
+     takes part in its last collections, and must adopt no orphan there
+     (they would be lost with it). */
+  struct weak_domain *wd = weak_domain_get(id);
   if (wd == NULL) return;
   reset_cursor(id);
   pthread_mutex_lock(&orphans_lock);
@@ -608,6 +637,7 @@ void boxroot__weak_forget_all(void)
   boxroot__store(&orphans_present, 0, SEQ_CST);
   gone_cleared = gone_collected = gone_moves = gone_clear_ticks = gone_clear_stw_ticks = 0;
   boxroot__store(&deleted_remote, 0, RELAXED);
+  boxroot__store(&retired_creations, 0, RELAXED);
   pthread_mutex_unlock(&orphans_lock);
   boxroot__store(&boxroot__weak_barrier, 0, RELAXED);
 }
@@ -644,7 +674,7 @@ void boxroot__weak_add_stats(struct boxroot_stats *out)
   (void)moves;
   long remote = boxroot__load(&deleted_remote, RELAXED);
   out->weak_roots_alive = slots - (remote - collected);
-  out->weak_created = created;
+  out->weak_created = created + boxroot__load(&retired_creations, RELAXED);
   out->weak_deleted_remote = remote;
   out->weak_cleared = cleared;
   out->weak_pools = pools;

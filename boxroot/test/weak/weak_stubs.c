@@ -119,3 +119,15 @@ value weak_test_defer_clearing(value b)
   boxroot__testing_weak_defer_clearing(Bool_val(b));
   return Val_unit;
 }
+
+#include "pool.h"
+value weak_test_debug(value w)
+{
+  void **slot = (void **)to_weak(w);
+  pool *p = pool_of_slot(slot);
+  value v = *(value *)slot;
+  fprintf(stderr, "slot %p pool %p owner %d cls %d count %d fresh %ld young %d v %p\n",
+          (void *)slot, (void *)p, pool_owner(p), pool_class(p), pool_alloc_count(p),
+          (long)(p->fresh - p->slots), boxroot__compat_is_young(v), (void *)v);
+  return Val_unit;
+}

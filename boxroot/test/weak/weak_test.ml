@@ -17,3 +17,4 @@ let idle = 0 and marking = 1 and cleaning = 2
 
 (* Major cycles completed so far. *)
 let cycles () = (Gc.quick_stat ()).Gc.major_collections
+external debug : t -> unit = "weak_test_debug"
