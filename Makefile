@@ -14,7 +14,7 @@ TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
 
 .PHONY: all build test test-c test-c-53 test-c-414 test-rust test-cpp test-tsan test-asan \
 	test-valgrind test-debug test-debug-runtime bench-micro-hugepages bench-micro-debug \
-	toolchain clean bench bench-full bench-build bench-tune test-package test-install \
+	toolchain clean bench bench-weak bench-full bench-build bench-tune test-package test-install \
 	test-clients test-matrix test-soak
 
 all: build
@@ -197,6 +197,14 @@ bench-build:
 bench: bench-build
 	@$(TOOLCHAIN) && python3 bench/run.py --mode quick \
 	  --build $(BENCH_BUILD_DIR)/default/bench/build $(BENCH_ARGS)
+	@$(MAKE) --no-print-directory bench-weak
+
+# Weak roots against strong ones and against a root holding a Weak.t
+# (bench/weak/): writes bench/results/weak/results.md. OCaml 5 only.
+bench-weak:
+	@mkdir -p $(BENCH_BUILD_DIR) && $(TOOLCHAIN) && \
+	dune build --profile release --build-dir $(BENCH_BUILD_DIR) ./bench/weak/weak_bench.exe && \
+	python3 bench/weak/run.py $(BENCH_BUILD_DIR)/default/bench/weak/weak_bench.exe $(BENCH_WEAK_ARGS)
 
 bench-full: bench-build
 	@$(TOOLCHAIN) && python3 bench/run.py --mode full \
