@@ -10,7 +10,8 @@ SAN_ENV := OCAMLRUNPARAM=c=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tools/lsan.supp \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
-	boxroot/test/test_stats.exe boxroot/test/debug/test_model.exe
+	boxroot/test/test_stats.exe boxroot/test/debug/test_model.exe \
+	boxroot/test/weak/test_weak_model.exe
 
 .PHONY: all build test test-c test-c-53 test-c-414 test-rust test-cpp test-tsan test-asan \
 	test-valgrind test-debug test-debug-runtime bench-micro-hugepages bench-micro-debug \
@@ -118,7 +119,9 @@ bench-micro-debug:
 # The same tests with ASan + UBSan (fails on any report or leak).
 # Also the multi-threaded tests (stress test, domain churn, lock detection).
 ASAN_EXES := $(TEST_EXES) boxroot/test/test_stress.exe boxroot/test/test_churn.exe \
-	boxroot/test/test_locks.exe boxroot/test/test_hazard.exe
+	boxroot/test/test_locks.exe boxroot/test/test_hazard.exe \
+	boxroot/test/weak/test_weak_marking.exe boxroot/test/weak/test_weak_window.exe \
+	boxroot/test/weak/test_weak_domains.exe
 test-asan:
 	@$(TOOLCHAIN) && dune build --profile asan --build-dir _build-asan $(ASAN_EXES:%=./%) && \
 	for t in $(ASAN_EXES); do \
@@ -141,7 +144,8 @@ BUILD_DIR_TSAN := _build-tsan
 # The TSan toolchain's OCaml (another version is built on first use).
 TSAN_OCAML ?= 5.3
 TSAN_EXES := boxroot/test/test_stress.exe boxroot/test/test_churn.exe \
-	boxroot/test/test_locks.exe boxroot/test/early/test_locks_early.exe boxroot/test/test_hazard.exe boxroot/test/test_stats_race.exe
+	boxroot/test/test_locks.exe boxroot/test/early/test_locks_early.exe boxroot/test/test_hazard.exe boxroot/test/test_stats_race.exe \
+	boxroot/test/weak/test_weak_domains.exe boxroot/test/weak/test_weak_window.exe
 test-tsan:
 	@unset OCAMLPATH; export OCAML_TSAN=1 OCAML_VERSION=$(TSAN_OCAML) && $(TOOLCHAIN) && \
 	dune build --build-dir $(BUILD_DIR_TSAN) --profile tsan $(TSAN_EXES:%=./%) && \
@@ -173,6 +177,7 @@ test-valgrind:
 	@$(TOOLCHAIN) && dune build $(TEST_EXES:%=./%) && \
 	for t in $(TEST_EXES); do \
 	  echo "== valgrind: $$t"; BOXROOT_TEST_OPS=$${BOXROOT_TEST_OPS:-100000} OCAMLRUNPARAM=c=1 \
+	  BOXROOT_WEAK_MODEL_STEPS=$${BOXROOT_WEAK_MODEL_STEPS:-5000} \
 	  valgrind --error-exitcode=3 --leak-check=full --errors-for-leak-kinds=definite \
 	    --show-leak-kinds=definite -q ./_build/default/$$t || exit 1; done
 

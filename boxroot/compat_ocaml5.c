@@ -53,15 +53,19 @@ static void scan_hook(scanning_action f, scanning_action_flags flags,
 /* Weak roots are cleared by their owner in a major slice (weak.c, W3):
    the hooks run on the domain's thread, outside stop-the-world
    sections. */
+/* The previous hooks are read with relaxed atomics: other domains run
+   the slice hooks outside any section that orders them after setup. */
 static void slice_begin_hook(void)
 {
-  if (previous_slice_begin_hook != NULL) previous_slice_begin_hook();
+  caml_timing_hook previous = boxroot__load(&previous_slice_begin_hook, RELAXED);
+  if (previous != NULL) previous();
   boxroot__weak_slice();
 }
 
 static void slice_end_hook(void)
 {
-  if (previous_slice_end_hook != NULL) previous_slice_end_hook();
+  caml_timing_hook previous = boxroot__load(&previous_slice_end_hook, RELAXED);
+  if (previous != NULL) previous();
   boxroot__weak_slice();
 }
 
@@ -80,10 +84,12 @@ void boxroot__compat_install_hooks(void)
   previous_scan_hook = boxroot__exchange(&caml_scan_roots_hook, scan_hook, SEQ_CST);
   previous_terminated_hook =
     boxroot__exchange(&caml_domain_terminated_hook, terminated_hook, SEQ_CST);
-  previous_slice_begin_hook =
-    boxroot__exchange(&caml_major_slice_begin_hook, slice_begin_hook, SEQ_CST);
-  previous_slice_end_hook =
-    boxroot__exchange(&caml_major_slice_end_hook, slice_end_hook, SEQ_CST);
+  boxroot__store(&previous_slice_begin_hook,
+                 boxroot__exchange(&caml_major_slice_begin_hook, slice_begin_hook, SEQ_CST),
+                 RELAXED);
+  boxroot__store(&previous_slice_end_hook,
+                 boxroot__exchange(&caml_major_slice_end_hook, slice_end_hook, SEQ_CST),
+                 RELAXED);
 }
 
 void boxroot__compat_remove_hooks(void)
@@ -94,10 +100,10 @@ void boxroot__compat_remove_hooks(void)
   boxroot__cas_strong(&caml_domain_terminated_hook, &mine_t, previous_terminated_hook,
                       SEQ_CST);
   caml_timing_hook mine_b = slice_begin_hook, mine_e = slice_end_hook;
-  boxroot__cas_strong(&caml_major_slice_begin_hook, &mine_b, previous_slice_begin_hook,
-                      SEQ_CST);
-  boxroot__cas_strong(&caml_major_slice_end_hook, &mine_e, previous_slice_end_hook,
-                      SEQ_CST);
+  boxroot__cas_strong(&caml_major_slice_begin_hook, &mine_b,
+                      boxroot__load(&previous_slice_begin_hook, RELAXED), SEQ_CST);
+  boxroot__cas_strong(&caml_major_slice_end_hook, &mine_e,
+                      boxroot__load(&previous_slice_end_hook, RELAXED), SEQ_CST);
 }
 
 /* ---- Marking pools as blocks (ocaml_compat.h, marking.c) ---- */

@@ -18,17 +18,21 @@ open Boxroot_test
 let rounds = env_int "BOXROOT_WEAK_DOMAINS_ROUNDS" 30
 let width = 3 and k = 2000
 
-type batch = { ws : Weak_test.t array; kept : int ref option array }
+type batch = { ws : Weak_test.t array; kept : int ref option array; wrong_reads : int }
 
+(* Checks are counted by the main domain (Boxroot_test.check is not
+   thread-safe): the worker returns its count of wrong reads. *)
 let worker base () =
   let vals = Array.init k (fun i -> ref (base + i)) in
   let ws = Array.map Weak_test.create vals in
   (* Read by the owner during whatever phase the GC is in. *)
+  let wrong = ref 0 in
   Array.iteri (fun i w ->
       match Weak_test.get w with
-      | Some v -> check (Obj.obj v == vals.(i)) "worker: weak root %d reads another value" i
-      | None -> check false "worker: weak root %d empty while held" i) ws;
-  { ws; kept = Array.mapi (fun i v -> if i mod 2 = 0 then Some v else None) vals }
+      | Some v -> if Obj.obj v != vals.(i) then incr wrong
+      | None -> incr wrong) ws;
+  { ws; kept = Array.mapi (fun i v -> if i mod 2 = 0 then Some v else None) vals;
+    wrong_reads = !wrong }
 
 let verify b =
   Array.iteri (fun i w ->
@@ -51,13 +55,15 @@ let () =
     Gc.full_major ();
     Par.join deleter;
     let batches = List.map Par.join workers in
+    List.iter (fun b -> check (b.wrong_reads = 0) "round %d: a worker read %d wrong values" r
+                  b.wrong_reads) batches;
     alive := !alive - List.length victims;
     (* Survivors of earlier rounds, minus the deleted ones. *)
     live := List.map (fun b ->
         let keep = Array.mapi (fun i _ -> i mod 3 <> 1) b.ws in
         let ws = Array.of_list (List.filteri (fun i _ -> keep.(i)) (Array.to_list b.ws)) in
         let kept = Array.of_list (List.filteri (fun i _ -> keep.(i)) (Array.to_list b.kept)) in
-        { ws; kept }) !live;
+        { ws; kept; wrong_reads = 0 }) !live;
     live := batches @ !live;
     alive := !alive + width * k;
     Gc.full_major (); Gc.full_major ();
