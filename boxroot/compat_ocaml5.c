@@ -7,7 +7,9 @@
    thread while the domain is in a blocking section: either way on behalf
    of the domain whose roots it scans (scan.c). The termination hook runs
    on the terminating domain, lock held, before its last minor collection
-   (domain.h says what that implies). */
+   (domain.h says what that implies). The major slice hooks run on the
+   domain doing the slice, lock held, outside stop-the-world sections
+   (weak.c, W3). */
 #define CAML_INTERNALS
 #define CAML_NAME_SPACE
 #include "boxroot.h"

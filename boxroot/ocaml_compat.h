@@ -54,6 +54,9 @@
      compat_ocaml5.c / compat_ocaml4.c).
    - Domain incarnations. OCaml 5 reuses a terminated domain's id for a
      new domain; `unique_id` tells them apart (domain.c).
+   - Weak roots (weak.h): which phase of the major GC asks them to
+     darken or lets them find dead values, and the hooks that clear them
+     (major slices on OCaml 5, caml_major_gc_hook on OCaml 4.14).
    - Marking. OCaml 5 marks each pool as one block, incrementally, which
      needs a deletion barrier in boxroot_delete and boxroot_modify while
      a pool may still be on a mark stack (marking.c). OCaml 4.14's
@@ -268,8 +271,10 @@ int boxroot__compat_in_main_marking_phase(void);
 void boxroot__compat_finish_major_cycle(void);
 
 /* Installs and removes boxroot's runtime hooks (domain lock held): the
-   root-scanning hook, which calls boxroot__scan_domain; on OCaml 5 the
-   domain-termination hook; on OCaml 4.14 the blocking-section hooks. */
+   root-scanning hook, which calls boxroot__scan_domain and
+   boxroot__weak_scan; on OCaml 5 the domain-termination hook and the
+   major slice hooks (weak roots: weak.h); on OCaml 4.14 the
+   blocking-section hooks and caml_major_gc_hook (weak roots). */
 void boxroot__compat_install_hooks(void);
 void boxroot__compat_remove_hooks(void);
 

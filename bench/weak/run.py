@@ -31,7 +31,8 @@ def main():
     lines = []
     p = lines.append
     p("# Weak roots: measurements\n")
-    p(f"`{' '.join(sys.argv)}` on {platform.node()} ({platform.processor() or platform.machine()}), "
+    cmd = " ".join([os.path.relpath(sys.argv[0]), os.path.relpath(a.exe)] + sys.argv[2:])
+    p(f"`{cmd}` (`make bench-weak`) on {platform.node()} ({platform.processor() or platform.machine()}), "
       f"{datetime.date.today()}, {a.reps} interleaved repetitions, medians.\n")
     p("## Single operations (ns per operation)\n")
     p("| operation | boxroot (strong) | weak | boxroot + Weak.t | global root + Weak.t | weak / strong | workaround / weak |")
