@@ -104,7 +104,8 @@ test-debug:
 # The model, stress, churn and hazard tests linked against OCaml's debug
 # runtime, which checks its own invariants (boxroot/test/debug_runtime).
 test-debug-runtime:
-	@$(TOOLCHAIN) && dune build @boxroot/test/debug_runtime/runtest-debug-runtime --force
+	@$(TOOLCHAIN) && dune build @boxroot/test/debug_runtime/runtest-debug-runtime \
+	  @boxroot/test/weak/debug_runtime/runtest-debug-runtime --force
 
 # Micro-benchmarks (bench/micro/README.md): huge pages off vs on, and the
 # release vs the debug build. REPS interleaved runs; ARGS for roots_bench.
