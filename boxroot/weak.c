@@ -59,7 +59,9 @@
         since). Normally there are none: the pause then costs one test
         per domain (measured: README.md, "Weak roots").
       - OCaml 4.14: caml_major_gc_hook clears every pool (one domain; the
-        runtime calls it once per cycle, in a slice).
+        runtime calls it once per cycle, in a slice), unless a minor
+        collection in Phase_clean did it first (the same minor scan
+        hook as on OCaml 5).
       Each domain records the cycle it last cleared
       (boxroot__compat_weak_cycle), so that it clears once per cycle.
       The owner clears with a compare-and-swap of the dead value, since
@@ -81,12 +83,13 @@
       marking on 5.5), before any mutator can read a slot of that cycle,
       and lowered by the clearing that ends W3 in a stop-the-world
       section (the minor scan in CLEANING, every domain clearing its own
-      pools before any mutator runs again), or by caml_major_gc_hook on
-      4.14. On OCaml 5.1-5.4 marking starts in the section that ends the
-      previous cycle, so the flag is lowered and raised again there: it
-      is always up, and every read of a block takes the slow path (a
-      call, a phase test and the darkening's header test). On 5.5 it is
-      down during the sweep-only phase; on 4.14 during sweeping and idle.
+      pools before any mutator runs again; on 4.14 the minor scan in
+      Phase_clean), or by caml_major_gc_hook on 4.14. On OCaml 5.1-5.4
+      marking starts in the section that ends the previous cycle, so the
+      flag is lowered and raised again there: it is always up, and every
+      read of a block takes the slow path (a call, a phase test and the
+      darkening's header test). On 5.5 it is down during the sweep-only
+      phase; on 4.14 during sweeping and idle.
       Writing a weak slot (create, modify, delete) needs no barrier: a
       weak root keeps nothing alive, so no snapshot counts on its old
       value, and a value written is reachable by the writer.
@@ -104,10 +107,13 @@
    clearing. A slot deleted but not collected yet is cleared like a live
    one, harmlessly.
    Domains. A terminating domain (its terminated hook) gives its weak
-   pools to the weak orphan rings; the other domains adopt them at their
-   next scan hook, and clear them in this cycle's W3 if it is not over
-   (adopting resets the adopter's record of W3). The section that ends a
-   cycle scans every domain, so orphans never wait past it.
+   pools to the weak orphan rings and is known as terminated from then
+   on, even if it never created a weak root, so that it adopts none in
+   the collections it still takes part in (they would be lost with it:
+   domain.h); the other domains adopt them at their next scan hook, and
+   clear them in this cycle's W3 if it is not over (adopting resets the
+   adopter's record of W3). The section that ends a cycle scans every
+   domain, so orphans never wait past it.
 
    Cost: create and delete are the strong fast paths on other pools;
    get is one load, a test of the flag and a test of the value (W4);
@@ -580,13 +586,16 @@ void boxroot__weak_scan(int id, boxroot__scanner sc, int minor)
   if (wd == NULL || wd->terminated) return;
   adopt_orphans(wd, id);
   if (minor) {
-    scan_minor(wd, id, sc);
     if (boxroot__compat_weak_phase() == BOXROOT__WEAK_CLEANING) {
       /* The fallback of W3, stop-the-world: every domain runs this
-         before any mutator runs again, so the flag can drop (W4). */
+         before any mutator runs again, so the flag can drop (W4).
+         Before the promotion: a value just promoted may not be readable
+         yet (the runtime copies fields later, an infix header among
+         them), and young values are never cleared anyway (W2). */
       if (!cleared_this_cycle(wd)) clear_domain(wd, 1);
       boxroot__store(&boxroot__weak_barrier, 0, RELAXED);
     }
+    scan_minor(wd, id, sc);
   } else if (!darken) {
     apply_all(wd->young, sc);
     apply_all(wd->old, sc);
