@@ -16,8 +16,10 @@
      equals;
    - while `boxroot__weak_barrier` is 0 a slot's value may be returned as
      it is: no marking needs darkening and no dead value is left in a
-     slot. It changes only in stop-the-world sections (OCaml 5), or in
-     the thread holding the master lock (OCaml 4.14). */
+     slot; while it is 1, so may a block whose header has the colour bits
+     `boxroot__weak_marked` (marked by the current cycle). Both change
+     only in stop-the-world sections (OCaml 5), or in the thread holding
+     the master lock (OCaml 4.14). */
 #ifndef BOXROOT_WEAK_INTERNAL_H
 #define BOXROOT_WEAK_INTERNAL_H
 
@@ -28,6 +30,7 @@ extern "C" {
 #define boxroot__weak_cursor BOXROOT__LAYOUT(boxroot__weak_cursor)
 #define boxroot__weak_barrier BOXROOT__LAYOUT(boxroot__weak_barrier)
 #define boxroot__weak_empty BOXROOT__LAYOUT(boxroot__weak_empty)
+#define boxroot__weak_marked BOXROOT__LAYOUT(boxroot__weak_marked)
 #define boxroot__weak_create_slow BOXROOT__LAYOUT(boxroot__weak_create_slow)
 #define boxroot__weak_get_slow BOXROOT__LAYOUT(boxroot__weak_get_slow)
 #define boxroot__weak_modify_slow BOXROOT__LAYOUT(boxroot__weak_modify_slow)
@@ -40,6 +43,12 @@ extern "C" {
 
 extern struct boxroot__pool_hot *boxroot__weak_cursor[BOXROOT__MAX_DOMAINS];
 extern uint32_t boxroot__weak_barrier;
+/* The colour bits of a header that the current cycle has marked (OCaml
+   5's MARKED status, OCaml 4.14's black), valid while the barrier flag
+   is up: written with it. */
+extern uintptr_t boxroot__weak_marked;
+#define BOXROOT__WEAK_COLOUR_MASK ((uintptr_t)3 << 8)
+#define BOXROOT__WEAK_INFIX_TAG 249 /* Infix_tag */
 /* A block outside the heap, with a header that no marker marks. */
 extern uintptr_t const boxroot__weak_empty[2];
 #define BOXROOT__WEAK_EMPTY ((value)&boxroot__weak_empty[1])
@@ -93,6 +102,19 @@ static inline bool boxroot_weak_get(boxroot_weak w, value *out)
                                      && v != BOXROOT__WEAK_EMPTY))) {
     *out = v;
     return true;
+  }
+  /* A block whose header says the cycle marked it needs no darkening and
+     is alive (weak.c, W4); young blocks and static data may take this
+     path or the slow one, both right. Not an infix pointer: its header
+     is not its closure's. Atomic: another domain may be marking it.
+     OCaml 5 only: on 4.14 a naked pointer may have no header. */
+  if (BOXROOT__COMPAT_HEADERS_READABLE && v != BOXROOT__WEAK_EMPTY) {
+    uintptr_t hd = boxroot__load((uintptr_t *)v - 1, RELAXED);
+    if (BOXROOT__LIKELY((hd & BOXROOT__WEAK_COLOUR_MASK) == boxroot__load(&boxroot__weak_marked, RELAXED)
+                        && (hd & 0xFF) != BOXROOT__WEAK_INFIX_TAG)) {
+      *out = v;
+      return true;
+    }
   }
   return boxroot__weak_get_slow(w, out);
 #endif

@@ -196,11 +196,6 @@ int boxroot__compat_weak_phase(void)
   }
 }
 
-void boxroot__compat_weak_darken(value v)
-{
-  if (Is_block(v) && Is_in_heap(v)) caml_darken(v, NULL);
-}
-
 int boxroot__compat_weak_is_dead(value v)
 {
   if (!Is_block(v) || !Is_in_heap(v)) return 0;
@@ -208,8 +203,26 @@ int boxroot__compat_weak_is_dead(value v)
   return Is_white_val(v);
 }
 
+/* White: darkened while marking, dead in Phase_clean, alive otherwise
+   (during sweeping, white blocks below the sweep pointer were allocated
+   since; the dead ones were cleared at caml_major_gc_hook). */
+int boxroot__compat_weak_read(value v, int darken, int check_dead)
+{
+  if (!boxroot__compat_weak_is_dead(v)) return 1;
+  switch (caml_gc_phase) {
+  case Phase_mark:
+    if (darken) caml_darken(v, NULL);
+    return 1;
+  case Phase_clean: return !check_dead;
+  default: return 1;
+  }
+}
+
 /* Counted at the end of each cycle's sweep. */
 uint32_t boxroot__compat_weak_cycle(void) { return (uint32_t)Caml_state->stat_major_collections; }
+
+_Static_assert(BOXROOT__WEAK_INFIX_TAG == Infix_tag, "boxroot_weak_internal.h's Infix_tag");
+uintptr_t boxroot__compat_weak_marked_colour(void) { return Caml_black; }
 
 /* Reading every domain's state (ocaml_compat.h): the master lock keeps
    every other thread from changing it. Whether this thread holds it is

@@ -177,24 +177,46 @@ int boxroot__compat_weak_phase(void)
   }
 }
 
-/* As the runtime's ephemeron reads do. */
-void boxroot__compat_weak_darken(value v)
+/* The header of `v`, or of its closure for an infix pointer: atomic,
+   since markers of other domains may be writing it. */
+static header_t weak_header(value v)
 {
-  if (Is_block(v) && !Is_young(v)) caml_darken(Caml_state, v, NULL);
+  header_t hd = boxroot__load((header_t *)Hp_val(v), RELAXED);
+  if (Tag_hd(hd) == Infix_tag)
+    hd = boxroot__load((header_t *)Hp_val(v - Infix_offset_hd(hd)), RELAXED);
+  return hd;
 }
 
-int boxroot__compat_weak_is_dead(value v)
+static int weak_unmarked(value v)
 {
-  if (!Is_block(v) || Is_young(v)) return 0;
-  header_t hd = Hd_val(v);
-  if (Tag_hd(hd) == Infix_tag) {
-    v -= Infix_offset_hd(hd);
-    hd = Hd_val(v);
-  }
-  return Has_status_hd(hd, caml_global_heap_state.UNMARKED);
+  return Is_block(v) && !Is_young(v)
+    && Has_status_hd(weak_header(v), caml_global_heap_state.UNMARKED);
 }
+
+/* As the runtime's ephemeron reads do: darken while marking (also in
+   Phase_mark_final, where finalisers may still mark); in
+   Phase_sweep_ephe, an unmarked value is dead. In 5.5's Phase_sweep_main
+   every value is unmarked and nothing needs darkening. */
+int boxroot__compat_weak_read(value v, int darken, int check_dead)
+{
+  if (!weak_unmarked(v)) return 1;
+  switch (caml_gc_phase) {
+#if OCAML_VERSION_MINOR >= 5
+  case Phase_sweep_main: return 1;
+#endif
+  case Phase_sweep_ephe: return !check_dead;
+  default:
+    if (darken) caml_darken(Caml_state, v, NULL);
+    return 1;
+  }
+}
+
+int boxroot__compat_weak_is_dead(value v) { return weak_unmarked(v); }
 
 uint32_t boxroot__compat_weak_cycle(void) { return (uint32_t)caml_major_cycles_completed; }
+
+_Static_assert(BOXROOT__WEAK_INFIX_TAG == Infix_tag, "boxroot_weak_internal.h's Infix_tag");
+uintptr_t boxroot__compat_weak_marked_colour(void) { return caml_global_heap_state.MARKED; }
 
 /* ---- Reading every domain's state (ocaml_compat.h) ---- */
 #include <sched.h>

@@ -171,6 +171,10 @@ static inline int boxroot__compat_key_domain(void const *key)
    (marking.c; the barrier bit: boxroot_internal.h). */
 #define BOXROOT__COMPAT_DELETION_BARRIER 1
 
+/* Every block has a readable header (no naked pointers): the weak read
+   barrier may test a value's colour inline (boxroot_weak_internal.h). */
+#define BOXROOT__COMPAT_HEADERS_READABLE 1
+
 /* The per-thread cursor cache (above; defined in compat_ocaml5.c). */
 struct boxroot__thread_cursor {
   void const *key;
@@ -221,6 +225,10 @@ static inline int boxroot__compat_key_domain(void const *key)
 
 /* Marking: slot by slot, at the cycle start; no barrier (see above). */
 #define BOXROOT__COMPAT_DELETION_BARRIER 0
+
+/* Naked pointers are allowed: only the page table says whether a value
+   has a header (the weak read barrier asks in its slow path). */
+#define BOXROOT__COMPAT_HEADERS_READABLE 0
 
 /* Whether this thread holds the master lock, for the slow paths of
    functions that need it: asks the runtime when the hooks cannot tell,

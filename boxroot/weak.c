@@ -76,8 +76,11 @@
       owner's clearing (W3), a slot may still hold a dead value: the read
       must report it empty. So boxroot_weak_get returns the slot's value
       as it is only for immediates, or while `boxroot__weak_barrier` is
-      0; otherwise the slow path asks the phase: MARKING darkens the
-      value, CLEANING reports an unmarked one as empty. The flag is raised
+      0, or for a block whose header says that the current cycle marked
+      it (the colour bits `boxroot__weak_marked`, copied from the runtime
+      with the flag: such a value needs no darkening and is alive);
+      otherwise the slow path asks the phase: MARKING darkens the value,
+      CLEANING reports an unmarked one as empty. The flag is raised
       by every darkening scan hook (the roots being marked: the cycle
       start on OCaml 4.14 and 5.1-5.4, the minor collection that starts
       marking on 5.5), before any mutator can read a slot of that cycle,
@@ -145,6 +148,7 @@ struct boxroot__pool_hot *boxroot__weak_cursor[BOXROOT__MAX_DOMAINS] = {
   [0 ... BOXROOT__MAX_DOMAINS - 1] = &boxroot__empty_pool,
 };
 uint32_t boxroot__weak_barrier; /* W4 */
+uintptr_t boxroot__weak_marked; /* W4 */
 /* W1: the header's colour is 3 << 8, OCaml 5's NOT_MARKABLE and OCaml
    4.14's black, so that a marker that reads it never marks it (a pool
    enlisted for marking as a strong pool may be recycled as a weak pool
@@ -388,24 +392,23 @@ bool boxroot__weak_modify_slow(boxroot_weak *w, value v)
 
 /* ---- the read barrier (W4) ---- */
 
+/* Builds broken on purpose for tests lack one of the two guards. */
+#ifdef BOXROOT_TESTING_WEAK_NO_DARKENING
+#define READ_DARKENS 0
+#else
+#define READ_DARKENS 1
+#endif
+#ifdef BOXROOT_TESTING_WEAK_NO_DEAD_CHECK
+#define READ_CHECKS_DEAD 0
+#else
+#define READ_CHECKS_DEAD 1
+#endif
+
 bool boxroot__weak_get_slow(boxroot_weak w, value *out)
 {
   value v = boxroot__load((value *)w, RELAXED);
-  if (v == EMPTY) return false;
-  switch (boxroot__compat_weak_phase()) {
-  case BOXROOT__WEAK_MARKING:
-#ifndef BOXROOT_TESTING_WEAK_NO_DARKENING /* a broken build for tests */
-    boxroot__compat_weak_darken(v);
-#endif
-    break;
-  case BOXROOT__WEAK_CLEANING:
-#ifndef BOXROOT_TESTING_WEAK_NO_DEAD_CHECK /* a broken build for tests */
-    if (boxroot__compat_weak_is_dead(v)) return false;
-#endif
-    break;
-  default:
-    break;
-  }
+  if (v == EMPTY || !boxroot__compat_weak_read(v, READ_DARKENS, READ_CHECKS_DEAD))
+    return false;
   *out = v;
   return true;
 }
@@ -580,7 +583,10 @@ void boxroot__weak_scan(int id, boxroot__scanner sc, int minor)
   if (boxroot_status() != BOXROOT_RUNNING) return;
   int darken = !minor && BOXROOT__IS_DARKEN(sc);
   /* W4: the roots are being darkened, marking starts. */
-  if (darken) boxroot__store(&boxroot__weak_barrier, 1, RELAXED);
+  if (darken) {
+    boxroot__store(&boxroot__weak_marked, boxroot__compat_weak_marked_colour(), RELAXED);
+    boxroot__store(&boxroot__weak_barrier, 1, RELAXED);
+  }
   struct weak_domain *wd = weak_domains[id];
   if (boxroot__load(&orphans_present, SEQ_CST) && wd == NULL) wd = weak_domain_get(id);
   if (wd == NULL || wd->terminated) return;

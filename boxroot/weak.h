@@ -23,18 +23,28 @@ enum boxroot__weak_phase {
 /* Version-specific (compat_ocaml5.c, compat_ocaml4.c):
    - boxroot__compat_weak_phase(): the phase above; the caller holds a
      domain lock, or runs in a GC hook;
-   - boxroot__compat_weak_darken(v): darkens `v` on the mark stack of the
-     domain whose lock this thread holds, if `v` is a block that the
-     major GC marks (MARKING only);
+   - boxroot__compat_weak_read(v, darken, check_dead): the read barrier's
+     slow path (weak.c, W4), lock held: whether `v`, just read from a weak
+     slot, may be returned. If `v` is an unmarked block of the major heap
+     (infix pointers counted as their closure): while marking, darkens it
+     on the mark stack of the domain whose lock this thread holds (if
+     `darken`) and returns 1; in CLEANING, returns 0 (if `check_dead`).
+     `darken` and `check_dead` are 0 only in builds broken on purpose for
+     tests. The header test comes first, so that a marked value costs
+     no phase test and no call;
    - boxroot__compat_weak_is_dead(v): whether `v` is a block of the major
      heap that the cycle's marking left unmarked (CLEANING, or OCaml
      4.14's caml_major_gc_hook), infix pointers counted as their closure;
    - boxroot__compat_weak_cycle(): a count of major cycles that changes
-     between the CLEANING phases of two cycles. */
+     between the CLEANING phases of two cycles;
+   - boxroot__compat_weak_marked_colour(): the colour bits (header bits 8
+     and 9) of a block that the current cycle has marked, in the scan
+     hook that darkens the roots. */
 int boxroot__compat_weak_phase(void);
-void boxroot__compat_weak_darken(value v);
+int boxroot__compat_weak_read(value v, int darken, int check_dead);
 int boxroot__compat_weak_is_dead(value v);
 uint32_t boxroot__compat_weak_cycle(void);
+uintptr_t boxroot__compat_weak_marked_colour(void);
 
 /* The runtime's hooks call these (weak.c):
    - boxroot__weak_scan: each scan hook of domain `id`, after the strong
