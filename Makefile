@@ -10,11 +10,12 @@ SAN_ENV := OCAMLRUNPARAM=c=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tools/lsan.supp \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
-	boxroot/test/test_stats.exe boxroot/test/debug/test_model.exe
+	boxroot/test/test_stats.exe boxroot/test/debug/test_model.exe \
+	boxroot/test/weak/test_weak_model.exe
 
 .PHONY: all build test test-c test-c-53 test-c-414 test-rust test-cpp test-tsan test-asan \
 	test-valgrind test-debug test-debug-runtime bench-micro-hugepages bench-micro-debug \
-	toolchain clean bench bench-full bench-build bench-tune test-package test-install \
+	toolchain clean bench bench-weak bench-full bench-build bench-tune test-package test-install \
 	test-clients test-matrix test-soak
 
 all: build
@@ -103,7 +104,8 @@ test-debug:
 # The model, stress, churn and hazard tests linked against OCaml's debug
 # runtime, which checks its own invariants (boxroot/test/debug_runtime).
 test-debug-runtime:
-	@$(TOOLCHAIN) && dune build @boxroot/test/debug_runtime/runtest-debug-runtime --force
+	@$(TOOLCHAIN) && dune build @boxroot/test/debug_runtime/runtest-debug-runtime \
+	  @boxroot/test/weak/debug_runtime/runtest-debug-runtime --force
 
 # Micro-benchmarks (bench/micro/README.md): huge pages off vs on, and the
 # release vs the debug build. REPS interleaved runs; ARGS for roots_bench.
@@ -118,7 +120,9 @@ bench-micro-debug:
 # The same tests with ASan + UBSan (fails on any report or leak).
 # Also the multi-threaded tests (stress test, domain churn, lock detection).
 ASAN_EXES := $(TEST_EXES) boxroot/test/test_stress.exe boxroot/test/test_churn.exe \
-	boxroot/test/test_locks.exe boxroot/test/test_hazard.exe
+	boxroot/test/test_locks.exe boxroot/test/test_hazard.exe \
+	boxroot/test/weak/test_weak_marking.exe boxroot/test/weak/test_weak_window.exe \
+	boxroot/test/weak/test_weak_domains.exe
 test-asan:
 	@$(TOOLCHAIN) && dune build --profile asan --build-dir _build-asan $(ASAN_EXES:%=./%) && \
 	for t in $(ASAN_EXES); do \
@@ -141,7 +145,8 @@ BUILD_DIR_TSAN := _build-tsan
 # The TSan toolchain's OCaml (another version is built on first use).
 TSAN_OCAML ?= 5.3
 TSAN_EXES := boxroot/test/test_stress.exe boxroot/test/test_churn.exe \
-	boxroot/test/test_locks.exe boxroot/test/early/test_locks_early.exe boxroot/test/test_hazard.exe boxroot/test/test_stats_race.exe
+	boxroot/test/test_locks.exe boxroot/test/early/test_locks_early.exe boxroot/test/test_hazard.exe boxroot/test/test_stats_race.exe \
+	boxroot/test/weak/test_weak_domains.exe boxroot/test/weak/test_weak_window.exe
 test-tsan:
 	@unset OCAMLPATH; export OCAML_TSAN=1 OCAML_VERSION=$(TSAN_OCAML) && $(TOOLCHAIN) && \
 	dune build --build-dir $(BUILD_DIR_TSAN) --profile tsan $(TSAN_EXES:%=./%) && \
@@ -173,6 +178,7 @@ test-valgrind:
 	@$(TOOLCHAIN) && dune build $(TEST_EXES:%=./%) && \
 	for t in $(TEST_EXES); do \
 	  echo "== valgrind: $$t"; BOXROOT_TEST_OPS=$${BOXROOT_TEST_OPS:-100000} OCAMLRUNPARAM=c=1 \
+	  BOXROOT_WEAK_MODEL_STEPS=$${BOXROOT_WEAK_MODEL_STEPS:-5000} \
 	  valgrind --error-exitcode=3 --leak-check=full --errors-for-leak-kinds=definite \
 	    --show-leak-kinds=definite -q ./_build/default/$$t || exit 1; done
 
@@ -197,6 +203,14 @@ bench-build:
 bench: bench-build
 	@$(TOOLCHAIN) && python3 bench/run.py --mode quick \
 	  --build $(BENCH_BUILD_DIR)/default/bench/build $(BENCH_ARGS)
+	@$(MAKE) --no-print-directory bench-weak
+
+# Weak roots against strong ones and against a root holding a Weak.t
+# (bench/weak/): writes bench/results/weak/results.md. OCaml 5 only.
+bench-weak:
+	@mkdir -p $(BENCH_BUILD_DIR) && $(TOOLCHAIN) && \
+	dune build --profile release --build-dir $(BENCH_BUILD_DIR) ./bench/weak/weak_bench.exe && \
+	python3 bench/weak/run.py $(BENCH_BUILD_DIR)/default/bench/weak/weak_bench.exe $(BENCH_WEAK_ARGS)
 
 bench-full: bench-build
 	@$(TOOLCHAIN) && python3 bench/run.py --mode full \

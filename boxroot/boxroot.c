@@ -11,6 +11,7 @@
 #include "marking.h"
 #include "remote.h"
 #include "ticks.h"
+#include "weak.h"
 
 static int status = BOXROOT_NOT_SETUP; /* atomic: read without setup_lock */
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -42,6 +43,9 @@ static bool lock_held_or_fail(char const *why)
   return false;
 }
 
+void boxroot__fail(int err, char const *why) { fail(err, why); }
+bool boxroot__lock_held_or_fail(char const *why) { return lock_held_or_fail(why); }
+
 bool boxroot_setup(void)
 {
   if (!lock_held_or_fail("boxroot_setup: this thread does not hold the OCaml domain lock"))
@@ -68,6 +72,7 @@ void boxroot_teardown(void)
     boxroot__compat_remove_hooks();
     boxroot__marking_quiesce();
     boxroot__domain_forget_all();
+    boxroot__weak_forget_all();
     boxroot__chunk_release_all();
   } else if (boxroot_status() == BOXROOT_NOT_SETUP) {
     boxroot__store(&status, BOXROOT_TORE_DOWN, RELEASE);
@@ -75,19 +80,26 @@ void boxroot_teardown(void)
   pthread_mutex_unlock(&setup_lock);
 }
 
-boxroot boxroot__create_slow(value v)
+/* Lock held. */
+bool boxroot__running_or_fail(void)
 {
-  if (!lock_held_or_fail("boxroot_create: this thread does not hold the OCaml domain lock"))
-    return NULL;
   if (boxroot_status() != BOXROOT_RUNNING) {
     if (boxroot_status() != BOXROOT_NOT_SETUP) {
       fail(ENOTSUP, boxroot_status() == BOXROOT_TORE_DOWN
            ? "boxroot_create: boxroot was torn down"
            : "boxroot_create: boxroot is in an invalid state");
-      return NULL;
+      return false;
     }
-    if (!boxroot_setup()) return NULL;
+    if (!boxroot_setup()) return false;
   }
+  return true;
+}
+
+boxroot boxroot__create_slow(value v)
+{
+  if (!lock_held_or_fail("boxroot_create: this thread does not hold the OCaml domain lock"))
+    return NULL;
+  if (!boxroot__running_or_fail()) return NULL;
   int dom = boxroot__compat_locked_domain();
   boxroot__compat_point_thread_cursor(dom);
   struct boxroot_domain *d = boxroot__domain_get(dom);
@@ -170,6 +182,7 @@ static void sum_shared(void *stats)
   add(&out->chunk_free_pools_committed, cs.free_pools_committed);
   add(&out->chunk_free_pools_decommitted, cs.free_pools_decommitted);
   add(&out->huge_page_chunks, cs.huge_page_chunks);
+  boxroot__weak_add_stats(out);
 }
 
 /* The statistics' read protocol. Most counts change without a lock, by
@@ -233,6 +246,10 @@ void boxroot_print_stats(void)
          "%ld major scans (%ld slots, %.3f ms)\n",
          s.minor_scans, s.minor_slots_scanned, s.minor_scan_ns / 1e6,
          s.major_scans, s.major_slots_scanned, s.major_scan_ns / 1e6);
+  printf("boxroot: %ld weak roots alive (%ld created, %ld emptied by the GC), "
+         "%ld weak pools; clearing %.3f ms in slices, %.3f ms stop-the-world\n",
+         s.weak_roots_alive, s.weak_created, s.weak_cleared, s.weak_pools,
+         s.weak_clear_ns / 1e6, s.weak_clear_stw_ns / 1e6);
   printf("boxroot: %ld KiB reserved in %ld chunks (%ld with huge pages), "
          "%ld pools in use, %ld free pools committed, %ld decommitted\n",
          s.reserved_bytes / 1024, s.chunks, s.huge_page_chunks,

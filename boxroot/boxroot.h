@@ -120,6 +120,71 @@ char const *boxroot_error_string(void);
    operations and scanning work (see boxroot_stats.h for the numbers). */
 void boxroot_print_stats(void);
 
+/* ---- Weak roots ----
+
+   A weak root holds an OCaml value without keeping it alive, like a
+   pointer of OCaml's own `Weak` module: it stays full while the value is
+   reachable otherwise, and becomes empty at the latest at the end of the
+   major cycle that follows the one in which the value became
+   unreachable. A value read from a full weak root is an ordinary value
+   again: storing it elsewhere keeps it alive. Immediates (integers,
+   constant constructors) never empty. A value that is young when a minor
+   collection runs is promoted, not cleared (as OCaml 5 does with the
+   keys of ephemerons), and clears at a later major cycle.
+
+   A distinct type from `boxroot`: the value of a weak root is read only
+   through `boxroot_weak_get`, which is the read barrier (weak.c). The
+   locking rules are those of strong roots: create, get, modify and
+   upgrade need the domain lock (create and modify fail cleanly without,
+   as boxroot_create and boxroot_modify do); delete can be called from
+   any thread, with or without any lock. An empty weak root is still a
+   root: it must be deleted.
+
+   Example, a cache of OCaml values in a foreign structure that does not
+   keep them alive:
+
+     struct entry { boxroot_weak cached; };
+     value lookup(struct entry *e) {            // lock held
+       value v;
+       if (boxroot_weak_get(e->cached, &v)) return v;
+       ...                                      // recompute it
+     }
+     void drop(struct entry *e) { boxroot_weak_delete(e->cached); }
+*/
+typedef struct boxroot_weak_private *boxroot_weak;
+
+/* `boxroot_weak_create(v)` allocates a new weak root holding `v`. Needs
+   the domain lock. Returns NULL on failure, with `boxroot_error_string()`
+   and errno as for `boxroot_create`. */
+static inline boxroot_weak boxroot_weak_create(value v);
+
+/* `boxroot_weak_get(w, &v)` stores the value of `w` in `v` and returns
+   true if `w` is full, returns false (leaving `v` alone) once its value
+   is dead. Needs the domain lock. The value stored is a plain,
+   non-rooted value, as boxroot_get's. */
+static inline bool boxroot_weak_get(boxroot_weak w, value *out);
+
+/* `boxroot_weak_modify(&w, v)` makes `w` hold `v` (full again, if it was
+   empty). Needs the domain lock. May move the root, as boxroot_modify
+   does; returns false on failure, `w` unchanged. */
+static inline bool boxroot_weak_modify(boxroot_weak *w, value v);
+
+/* `boxroot_weak_delete(w)` releases the weak root, full or empty. Any
+   thread, with or without a lock, as boxroot_delete. */
+static inline void boxroot_weak_delete(boxroot_weak w);
+
+/* `boxroot_weak_upgrade(w, &r)`: if `w` is full, creates a strong root
+   holding its value in `r` and returns true (`r` is NULL if that
+   creation failed: errno and boxroot_error_string as for
+   boxroot_create); returns false if `w` is empty. Needs the domain
+   lock. `w` is left as it was. */
+bool boxroot_weak_upgrade(boxroot_weak w, boxroot *out);
+
+/* `boxroot_weak_of_boxroot(r)`: a new weak root holding the value of the
+   strong root `r` (which is left as it was), or NULL on failure, as
+   boxroot_weak_create. Needs the domain lock. */
+boxroot_weak boxroot_weak_of_boxroot(boxroot r);
+
 #ifdef __cplusplus
 }
 #endif
@@ -127,5 +192,6 @@ void boxroot_print_stats(void);
 /* The inline definitions of the functions above, and what they need.
    Not API: nothing declared there may be used by programs. */
 #include "boxroot_internal.h"
+#include "boxroot_weak_internal.h"
 
 #endif /* BOXROOT_H */

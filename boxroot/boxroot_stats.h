@@ -8,6 +8,9 @@
    A deletion by another thread is counted when it happens, but its slot
    stays in use (`slots_in_use`) until the owning domain collects it
    (`delayed_frees_collected`), at its next scan of that pool.
+   Weak roots (boxroot.h) are counted apart, in the `weak_` counters:
+   created, emptied by the GC, deleted, and the clearing work, in major
+   slices and in stop-the-world sections (weak.c says when each runs).
    Scans are counted per domain: one collection scans every domain.
    "Major" scans are every scan that is not for a minor collection: the
    start of each major cycle, and compactions. On OCaml 5 a cycle start
@@ -53,9 +56,16 @@ extern "C" {
   X(chunks, "chunks of address space reserved for pools") \
   X(reserved_bytes, "address space reserved for pools, in bytes") \
   X(huge_page_chunks, "chunks advised to use huge pages") \
-  X(pools_handed_out, "pools in use by the domains") \
+  X(pools_handed_out, "pools in use by the domains (weak pools apart: weak_pools)") \
   X(chunk_free_pools_committed, "free pools kept with their memory") \
-  X(chunk_free_pools_decommitted, "free pools whose memory went back to the system")
+  X(chunk_free_pools_decommitted, "free pools whose memory went back to the system") \
+  X(weak_roots_alive, "live weak roots, full or empty: created minus deleted") \
+  X(weak_created, "weak roots created, including moves by boxroot_weak_modify") \
+  X(weak_deleted_remote, "weak roots deleted by a thread not owning their pool") \
+  X(weak_cleared, "weak roots emptied because their value died") \
+  X(weak_pools, "pools holding weak roots, orphans included") \
+  X(weak_clear_ns, "time spent clearing weak roots in major slices, in nanoseconds") \
+  X(weak_clear_stw_ns, "time spent clearing weak roots in stop-the-world sections, in nanoseconds")
 
 struct boxroot_stats {
 #define BOXROOT_STATS_FIELD(name, doc) long name;

@@ -14,6 +14,9 @@
 #if !BOXROOT_MULTICORE
 #include <pthread.h>
 #include <caml/signals.h>
+#include <caml/address_class.h>
+#include <caml/major_gc.h>
+#include "weak.h"
 
 void boxroot__compat_point_thread_cursor(int id)
 {
@@ -59,6 +62,7 @@ static int runtime_says_i_hold_the_lock(void)
 }
 
 static void (*previous_scan_hook)(scanning_action);
+static void (*previous_major_gc_hook)(void);
 static void (*previous_enter_blocking)(void);
 static void (*previous_leave_blocking)(void);
 
@@ -133,18 +137,30 @@ static void scan_hook(scanning_action f)
   /* The minor collection is the only caller with caml_oldify_one; the
      others (major cycle start, compaction) need every root once. */
   boxroot__scan_domain(0, (boxroot__scanner){ f }, f == caml_oldify_one, NULL);
+  boxroot__weak_scan(0, (boxroot__scanner){ f }, f == caml_oldify_one);
+}
+
+/* Between the end of marking and cleaning and the first sweep (weak.c,
+   W3). */
+static void major_gc_hook(void)
+{
+  if (previous_major_gc_hook != NULL) previous_major_gc_hook();
+  boxroot__weak_major_end();
 }
 
 void boxroot__compat_install_hooks(void)
 {
   previous_scan_hook = caml_scan_roots_hook;
   caml_scan_roots_hook = scan_hook;
+  previous_major_gc_hook = caml_major_gc_hook;
+  caml_major_gc_hook = major_gc_hook;
   install_blocking_hooks();
 }
 
 void boxroot__compat_remove_hooks(void)
 {
   if (caml_scan_roots_hook == scan_hook) caml_scan_roots_hook = previous_scan_hook;
+  if (caml_major_gc_hook == major_gc_hook) caml_major_gc_hook = previous_major_gc_hook;
   if (caml_enter_blocking_section_hook == boxroot__compat_enter_blocking_hook)
     caml_enter_blocking_section_hook = previous_enter_blocking;
   if (caml_leave_blocking_section_hook == leave_blocking_hook)
@@ -176,6 +192,48 @@ int boxroot__compat_marking_done(boxroot__domain_state *state) { (void)state; re
 uint32_t boxroot__compat_cycle(void) { return 0; }
 int boxroot__compat_in_main_marking_phase(void) { return 0; }
 void boxroot__compat_finish_major_cycle(void) {}
+
+/* Weak roots (weak.h). Phase_mark darkens (its final subphase too, as
+   the runtime's ephemeron reads); in Phase_clean, and in
+   caml_major_gc_hook (called with Phase_sweep already set, before any
+   sweeping), a white block of the heap is dead; values outside the heap
+   (the page table) never die. */
+int boxroot__compat_weak_phase(void)
+{
+  switch (caml_gc_phase) {
+  case Phase_mark: return BOXROOT__WEAK_MARKING;
+  case Phase_clean: return BOXROOT__WEAK_CLEANING;
+  default: return BOXROOT__WEAK_IDLE;
+  }
+}
+
+int boxroot__compat_weak_is_dead(value v)
+{
+  if (!Is_block(v) || !Is_in_heap(v)) return 0;
+  if (Tag_val(v) == Infix_tag) v -= Infix_offset_val(v);
+  return Is_white_val(v);
+}
+
+/* White: darkened while marking, dead in Phase_clean, alive otherwise
+   (during sweeping, white blocks below the sweep pointer were allocated
+   since; the dead ones were cleared at caml_major_gc_hook). */
+int boxroot__compat_weak_read(value v, int darken, int check_dead)
+{
+  if (!boxroot__compat_weak_is_dead(v)) return 1;
+  switch (caml_gc_phase) {
+  case Phase_mark:
+    if (darken) caml_darken(v, NULL);
+    return 1;
+  case Phase_clean: return !check_dead;
+  default: return 1;
+  }
+}
+
+/* Counted at the end of each cycle's sweep. */
+uint32_t boxroot__compat_weak_cycle(void) { return (uint32_t)Caml_state->stat_major_collections; }
+
+_Static_assert(BOXROOT__WEAK_INFIX_TAG == Infix_tag, "boxroot_weak_internal.h's Infix_tag");
+uintptr_t boxroot__compat_weak_marked_colour(void) { return Caml_black; }
 
 /* Reading every domain's state (ocaml_compat.h): the master lock keeps
    every other thread from changing it. Whether this thread holds it is

@@ -7,7 +7,9 @@
    thread while the domain is in a blocking section: either way on behalf
    of the domain whose roots it scans (scan.c). The termination hook runs
    on the terminating domain, lock held, before its last minor collection
-   (domain.h says what that implies). */
+   (domain.h says what that implies). The major slice hooks run on the
+   domain doing the slice, lock held, outside stop-the-world sections
+   (weak.c, W3). */
 #define CAML_INTERNALS
 #define CAML_NAME_SPACE
 #include "boxroot.h"
@@ -18,6 +20,7 @@
 #include <caml/major_gc.h>
 #include <caml/shared_heap.h>
 #include "domain.h"
+#include "weak.h"
 
 /* The one conversion between the two types (ocaml_compat.h). */
 static boxroot__domain_state *of_caml(caml_domain_state *s) { return (boxroot__domain_state *)s; }
@@ -37,6 +40,7 @@ void boxroot__compat_point_thread_cursor(int id)
 
 static scan_roots_hook previous_scan_hook;
 static caml_timing_hook previous_terminated_hook;
+static caml_timing_hook previous_slice_begin_hook, previous_slice_end_hook;
 
 static void scan_hook(scanning_action f, scanning_action_flags flags,
                       void *data, caml_domain_state *domain)
@@ -44,6 +48,27 @@ static void scan_hook(scanning_action f, scanning_action_flags flags,
   if (previous_scan_hook != NULL) previous_scan_hook(f, flags, data, domain);
   boxroot__scan_domain(domain->id, (boxroot__scanner){ f, data },
                        (flags & SCANNING_ONLY_YOUNG_VALUES) != 0, of_caml(domain));
+  boxroot__weak_scan(domain->id, (boxroot__scanner){ f, data },
+                     (flags & SCANNING_ONLY_YOUNG_VALUES) != 0);
+}
+
+/* Weak roots are cleared by their owner in a major slice (weak.c, W3):
+   the hooks run on the domain's thread, outside stop-the-world
+   sections. */
+/* The previous hooks are read with relaxed atomics: other domains run
+   the slice hooks outside any section that orders them after setup. */
+static void slice_begin_hook(void)
+{
+  caml_timing_hook previous = boxroot__load(&previous_slice_begin_hook, RELAXED);
+  if (previous != NULL) previous();
+  boxroot__weak_slice();
+}
+
+static void slice_end_hook(void)
+{
+  caml_timing_hook previous = boxroot__load(&previous_slice_end_hook, RELAXED);
+  if (previous != NULL) previous();
+  boxroot__weak_slice();
 }
 
 /* The other domains adopt the orphans in the terminating domain's last
@@ -53,6 +78,7 @@ static void terminated_hook(void)
   if (previous_terminated_hook != NULL) previous_terminated_hook();
   if (boxroot_status() != BOXROOT_RUNNING) return;
   boxroot__domain_terminate(Caml_state->id);
+  boxroot__weak_terminate(Caml_state->id);
 }
 
 void boxroot__compat_install_hooks(void)
@@ -60,6 +86,12 @@ void boxroot__compat_install_hooks(void)
   previous_scan_hook = boxroot__exchange(&caml_scan_roots_hook, scan_hook, SEQ_CST);
   previous_terminated_hook =
     boxroot__exchange(&caml_domain_terminated_hook, terminated_hook, SEQ_CST);
+  boxroot__store(&previous_slice_begin_hook,
+                 boxroot__exchange(&caml_major_slice_begin_hook, slice_begin_hook, SEQ_CST),
+                 RELAXED);
+  boxroot__store(&previous_slice_end_hook,
+                 boxroot__exchange(&caml_major_slice_end_hook, slice_end_hook, SEQ_CST),
+                 RELAXED);
 }
 
 void boxroot__compat_remove_hooks(void)
@@ -69,6 +101,11 @@ void boxroot__compat_remove_hooks(void)
   caml_timing_hook mine_t = terminated_hook;
   boxroot__cas_strong(&caml_domain_terminated_hook, &mine_t, previous_terminated_hook,
                       SEQ_CST);
+  caml_timing_hook mine_b = slice_begin_hook, mine_e = slice_end_hook;
+  boxroot__cas_strong(&caml_major_slice_begin_hook, &mine_b,
+                      boxroot__load(&previous_slice_begin_hook, RELAXED), SEQ_CST);
+  boxroot__cas_strong(&caml_major_slice_end_hook, &mine_e,
+                      boxroot__load(&previous_slice_end_hook, RELAXED), SEQ_CST);
 }
 
 /* ---- Marking pools as blocks (ocaml_compat.h, marking.c) ---- */
@@ -161,6 +198,65 @@ void boxroot__compat_finish_major_cycle(void)
   caml_finish_major_cycle();
 #endif
 }
+
+/* ---- Weak roots (weak.h) ---- */
+
+/* OCaml 5.5's sweep-only phase (Phase_sweep_main) marks nothing, and
+   follows the clearing of the previous cycle; Phase_sweep_and_mark_main
+   and Phase_mark_final may mark (finalisers); Phase_sweep_ephe is the
+   window between marking and the cycle's end, where the runtime cleans
+   its own ephemerons. */
+int boxroot__compat_weak_phase(void)
+{
+  switch (caml_gc_phase) {
+#if OCAML_VERSION_MINOR >= 5
+  case Phase_sweep_main: return BOXROOT__WEAK_IDLE;
+#endif
+  case Phase_sweep_ephe: return BOXROOT__WEAK_CLEANING;
+  default: return BOXROOT__WEAK_MARKING;
+  }
+}
+
+/* The header of `v`, or of its closure for an infix pointer: atomic,
+   since markers of other domains may be writing it. */
+static header_t weak_header(value v)
+{
+  header_t hd = boxroot__load((header_t *)Hp_val(v), RELAXED);
+  if (Tag_hd(hd) == Infix_tag)
+    hd = boxroot__load((header_t *)Hp_val(v - Infix_offset_hd(hd)), RELAXED);
+  return hd;
+}
+
+static int weak_unmarked(value v)
+{
+  return Is_block(v) && !Is_young(v)
+    && Has_status_hd(weak_header(v), caml_global_heap_state.UNMARKED);
+}
+
+/* As the runtime's ephemeron reads do: darken while marking (also in
+   Phase_mark_final, where finalisers may still mark); in
+   Phase_sweep_ephe, an unmarked value is dead. In 5.5's Phase_sweep_main
+   every value is unmarked and nothing needs darkening. */
+int boxroot__compat_weak_read(value v, int darken, int check_dead)
+{
+  if (!weak_unmarked(v)) return 1;
+  switch (caml_gc_phase) {
+#if OCAML_VERSION_MINOR >= 5
+  case Phase_sweep_main: return 1;
+#endif
+  case Phase_sweep_ephe: return !check_dead;
+  default:
+    if (darken) caml_darken(Caml_state, v, NULL);
+    return 1;
+  }
+}
+
+int boxroot__compat_weak_is_dead(value v) { return weak_unmarked(v); }
+
+uint32_t boxroot__compat_weak_cycle(void) { return (uint32_t)caml_major_cycles_completed; }
+
+_Static_assert(BOXROOT__WEAK_INFIX_TAG == Infix_tag, "boxroot_weak_internal.h's Infix_tag");
+uintptr_t boxroot__compat_weak_marked_colour(void) { return caml_global_heap_state.MARKED; }
 
 /* ---- Reading every domain's state (ocaml_compat.h) ---- */
 #include <sched.h>

@@ -20,6 +20,9 @@
    - A value (create, modify) must look like an OCaml value: an
      immediate, or a word-aligned pointer above the first page that is not
      inside one of our pools (a boxroot passed instead of its value).
+   - A weak root (boxroot_weak) passed to a boxroot_ function, or a strong
+     one to a boxroot_weak_ function (the pool's class says which,
+     weak.c); weak roots get the same checks as strong ones.
    - create, modify and get need the domain lock. The release build makes
      create and modify fail with EPERM; here it is a misuse and aborts:
      the API requires the lock, a program that ignores the NULL/false
@@ -70,7 +73,9 @@ static int delayed_free_pending(pool *p, void **slot)
   return (word >> (i % BITS_PER_WORD)) & 1;
 }
 
-static void check_root(char const *op, boxroot r)
+/* `weak`: whether `r` must be a weak root (boxroot_weak) rather than a
+   strong one. */
+static void check_slot(char const *op, boxroot r, int weak)
 {
   void **slot = (void **)r;
   if (r == NULL)
@@ -101,7 +106,18 @@ static void check_root(char const *op, boxroot r)
   if (delayed_free_pending(p, slot))
     boxroot__debug_misuse(op, r, "not a live root: this root was deleted by "
                          "another thread (use after delete, or double delete)");
+  int cls = pool_class(p);
+  int is_weak = cls == BOXROOT__CLASS_WEAK_YOUNG || cls == BOXROOT__CLASS_WEAK_OLD;
+  if (is_weak && !weak)
+    boxroot__debug_misuse(op, r, "a weak root (boxroot_weak) passed where a boxroot "
+                         "is expected (use the boxroot_weak_ functions)");
+  if (!is_weak && weak)
+    boxroot__debug_misuse(op, r, "a boxroot passed where a weak root (boxroot_weak) "
+                         "is expected (use the boxroot_ functions)");
 }
+
+static void check_root(char const *op, boxroot r) { check_slot(op, r, 0); }
+static void check_weak(char const *op, boxroot_weak w) { check_slot(op, (boxroot)w, 1); }
 
 /* `root` is the root being set, or NULL for create. */
 static void check_value(char const *op, boxroot root, value v)
@@ -165,4 +181,35 @@ bool boxroot__debug_modify(boxroot *r, value v)
   check_lock("boxroot_modify", *r);
   check_value("boxroot_modify", *r, v);
   return boxroot_modify(r, v);
+}
+
+/* Weak roots: the same checks, and the root must be weak. */
+boxroot_weak boxroot__debug_weak_create(value v)
+{
+  check_lock("boxroot_weak_create", (void *)v);
+  check_value("boxroot_weak_create", NULL, v);
+  return boxroot_weak_create(v);
+}
+
+bool boxroot__debug_weak_get(boxroot_weak w, value *out)
+{
+  check_weak("boxroot_weak_get", w);
+  check_lock("boxroot_weak_get", w);
+  return boxroot_weak_get(w, out);
+}
+
+void boxroot__debug_weak_delete(boxroot_weak w)
+{
+  check_weak("boxroot_weak_delete", w);
+  boxroot_weak_delete(w);
+}
+
+bool boxroot__debug_weak_modify(boxroot_weak *w, value v)
+{
+  if (w == NULL)
+    boxroot__debug_misuse("boxroot_weak_modify", w, "NULL is not the address of a root");
+  check_weak("boxroot_weak_modify", *w);
+  check_lock("boxroot_weak_modify", *w);
+  check_value("boxroot_weak_modify", (boxroot)*w, v);
+  return boxroot_weak_modify(w, v);
 }

@@ -1,5 +1,6 @@
 /* Out-of-line entry points: boxroot_create, boxroot_get, boxroot_get_ref,
-   boxroot_delete and boxroot_modify as exported symbols, for callers that
+   boxroot_delete and boxroot_modify, and the weak roots' create, get,
+   modify and delete, as exported symbols, for callers that
    cannot use the `static inline` fast paths of boxroot.h (Rust through
    ocaml-boxroot-sys, other languages' FFIs, dlsym).
 
@@ -15,7 +16,15 @@
 #define boxroot_get_ref boxroot_inline_get_ref
 #define boxroot_delete boxroot_inline_delete
 #define boxroot_modify boxroot_inline_modify
+#define boxroot_weak_create boxroot_inline_weak_create
+#define boxroot_weak_get boxroot_inline_weak_get
+#define boxroot_weak_modify boxroot_inline_weak_modify
+#define boxroot_weak_delete boxroot_inline_weak_delete
 #include "boxroot.h"
+#undef boxroot_weak_create
+#undef boxroot_weak_get
+#undef boxroot_weak_modify
+#undef boxroot_weak_delete
 #undef boxroot_create
 #undef boxroot_get
 #undef boxroot_get_ref
@@ -28,6 +37,10 @@ value boxroot_get(boxroot r);
 value const *boxroot_get_ref(boxroot r);
 void boxroot_delete(boxroot r);
 bool boxroot_modify(boxroot *r, value v);
+boxroot_weak boxroot_weak_create(value v);
+bool boxroot_weak_get(boxroot_weak w, value *out);
+bool boxroot_weak_modify(boxroot_weak *w, value v);
+void boxroot_weak_delete(boxroot_weak w);
 
 boxroot boxroot_create(value v) { return boxroot_inline_create(v); }
 
@@ -38,3 +51,11 @@ value const *boxroot_get_ref(boxroot r) { return boxroot_inline_get_ref(r); }
 void boxroot_delete(boxroot r) { boxroot_inline_delete(r); }
 
 bool boxroot_modify(boxroot *r, value v) { return boxroot_inline_modify(r, v); }
+
+boxroot_weak boxroot_weak_create(value v) { return boxroot_inline_weak_create(v); }
+
+bool boxroot_weak_get(boxroot_weak w, value *out) { return boxroot_inline_weak_get(w, out); }
+
+bool boxroot_weak_modify(boxroot_weak *w, value v) { return boxroot_inline_weak_modify(w, v); }
+
+void boxroot_weak_delete(boxroot_weak w) { boxroot_inline_weak_delete(w); }

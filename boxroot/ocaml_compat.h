@@ -54,6 +54,9 @@
      compat_ocaml5.c / compat_ocaml4.c).
    - Domain incarnations. OCaml 5 reuses a terminated domain's id for a
      new domain; `unique_id` tells them apart (domain.c).
+   - Weak roots (weak.h): which phase of the major GC asks them to
+     darken or lets them find dead values, and the hooks that clear them
+     (major slices on OCaml 5, caml_major_gc_hook on OCaml 4.14).
    - Marking. OCaml 5 marks each pool as one block, incrementally, which
      needs a deletion barrier in boxroot_delete and boxroot_modify while
      a pool may still be on a mark stack (marking.c). OCaml 4.14's
@@ -180,6 +183,10 @@ static inline int boxroot__compat_key_domain(void const *key)
    (marking.c; the stamps: boxroot_internal.h). */
 #define BOXROOT__COMPAT_DELETION_BARRIER 1
 
+/* Every block has a readable header (no naked pointers): the weak read
+   barrier may test a value's colour inline (boxroot_weak_internal.h). */
+#define BOXROOT__COMPAT_HEADERS_READABLE 1
+
 /* The per-thread cursor cache (above; defined in compat_ocaml5.c). */
 struct boxroot__thread_cursor {
   void const *key;
@@ -230,6 +237,10 @@ static inline int boxroot__compat_key_domain(void const *key)
 
 /* Marking: slot by slot, at the cycle start; no barrier (see above). */
 #define BOXROOT__COMPAT_DELETION_BARRIER 0
+
+/* Naked pointers are allowed: only the page table says whether a value
+   has a header (the weak read barrier asks in its slow path). */
+#define BOXROOT__COMPAT_HEADERS_READABLE 0
 
 /* Whether this thread holds the master lock, for the slow paths of
    functions that need it: asks the runtime when the hooks cannot tell,
@@ -294,8 +305,10 @@ int boxroot__compat_in_main_marking_phase(void);
 void boxroot__compat_finish_major_cycle(void);
 
 /* Installs and removes boxroot's runtime hooks (domain lock held): the
-   root-scanning hook, which calls boxroot__scan_domain; on OCaml 5 the
-   domain-termination hook; on OCaml 4.14 the blocking-section hooks. */
+   root-scanning hook, which calls boxroot__scan_domain and
+   boxroot__weak_scan; on OCaml 5 the domain-termination hook and the
+   major slice hooks (weak roots: weak.h); on OCaml 4.14 the
+   blocking-section hooks and caml_major_gc_hook (weak roots). */
 void boxroot__compat_install_hooks(void);
 void boxroot__compat_remove_hooks(void);
 

@@ -19,6 +19,12 @@ void boxroot__testing_fail_pool_allocations_after(long n);
    `n` (the default). */
 void boxroot__testing_fail_directory_growth_after(long n);
 
+/* With `defer` non-zero, weak roots are cleared only in the fallback of
+   weak.c (W3), so that a test can read them in the window between the
+   end of marking and their clearing; 0 (the default) restores the
+   clearing in major slices. */
+void boxroot__testing_weak_defer_clearing(int defer);
+
 /* Checks the invariants of the rings of the domain whose lock this
    thread holds (invariants.h); aborts with a message if one is broken.
    Returns 0 (nothing checked) without a lock or before setup. */

@@ -1,4 +1,5 @@
-// C++ RAII wrapper for boxroot: `ocaml::Root` owns one boxroot.
+// C++ RAII wrappers for boxroot: `ocaml::Root` owns one boxroot,
+// `ocaml::WeakRoot` one weak boxroot (boxroot_weak, boxroot.h).
 //
 // Invariants:
 // - a Root owns at most one boxroot (none once moved from, released or
@@ -16,6 +17,12 @@
 // until the next allocation; `get_ref()` stays valid until the root is
 // modified or destroyed.
 //
+// WeakRoot follows the same invariants, with the weak root's read
+// barrier: its value is read only through `get()`, which returns
+// std::nullopt once the GC has found the value dead; `lock()` makes a
+// Root of a value still there (as std::weak_ptr::lock makes a
+// shared_ptr).
+//
 // Calling OCaml functions that raise (caml_failwith...) while Roots are
 // alive in C++ frames skips their destructors (OCaml exceptions are not
 // C++ exceptions): leave the scope of every Root first.
@@ -23,6 +30,7 @@
 #define BOXROOT_HPP
 
 #include <cerrno>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -108,6 +116,86 @@ class Root {
   }
 
   boxroot root_;
+};
+
+class WeakRoot {
+ public:
+  // A weak root holding `v`. Needs the domain lock. Throws BoxrootError.
+  explicit WeakRoot(value v) : weak_(boxroot_weak_create(v)) {
+    if (weak_ == nullptr) throw BoxrootError("boxroot_weak_create", errno);
+  }
+
+  // A weak root holding the value of `r`. Needs the domain lock.
+  explicit WeakRoot(Root const &r) : WeakRoot(r.get()) {}
+
+  ~WeakRoot() { reset(); }
+
+  WeakRoot(WeakRoot &&other) noexcept : weak_(std::exchange(other.weak_, nullptr)) {}
+
+  WeakRoot &operator=(WeakRoot &&other) noexcept {
+    if (this != &other) {
+      reset();
+      weak_ = std::exchange(other.weak_, nullptr);
+    }
+    return *this;
+  }
+
+  WeakRoot(WeakRoot const &) = delete;
+  WeakRoot &operator=(WeakRoot const &) = delete;
+
+  // The value (not rooted), or std::nullopt once it is dead. Needs the
+  // domain lock. Throws std::logic_error on an empty (moved-from) WeakRoot.
+  std::optional<value> get() const {
+    value v;
+    if (boxroot_weak_get(checked("get"), &v)) return v;
+    return std::nullopt;
+  }
+
+  // Whether the value is gone. Needs the domain lock.
+  bool expired() const { return !get().has_value(); }
+
+  // A Root of the value if it is still there, else std::nullopt. Needs
+  // the domain lock. Throws BoxrootError if the root cannot be created.
+  std::optional<Root> lock() const {
+    std::optional<value> v = get();
+    if (!v) return std::nullopt;
+    return std::optional<Root>(std::in_place, *v);
+  }
+
+  // Makes the weak root hold `v`. Needs the domain lock. Throws
+  // BoxrootError, and then the weak root is unchanged.
+  void modify(value v) {
+    checked("modify");
+    if (!boxroot_weak_modify(&weak_, v)) throw BoxrootError("boxroot_weak_modify", errno);
+  }
+
+  // Whether this WeakRoot owns a weak boxroot (false once moved from).
+  explicit operator bool() const noexcept { return weak_ != nullptr; }
+
+  // Deletes the weak boxroot now (no lock needed); the WeakRoot becomes
+  // empty.
+  void reset() noexcept {
+    if (weak_ != nullptr) boxroot_weak_delete(std::exchange(weak_, nullptr));
+  }
+
+  // Gives up ownership, for the C API (the caller deletes it).
+  boxroot_weak release() noexcept { return std::exchange(weak_, nullptr); }
+
+  // Takes ownership of a weak boxroot of the C API (NULL: empty).
+  static WeakRoot adopt(boxroot_weak w) noexcept { return WeakRoot(w, adopt_tag{}); }
+
+ private:
+  struct adopt_tag {};
+  WeakRoot(boxroot_weak w, adopt_tag) noexcept : weak_(w) {}
+
+  boxroot_weak checked(char const *operation) const {
+    if (weak_ == nullptr)
+      throw std::logic_error(std::string("ocaml::WeakRoot::") + operation +
+                             ": empty (moved-from) weak root");
+    return weak_;
+  }
+
+  boxroot_weak weak_;
 };
 
 }  // namespace ocaml

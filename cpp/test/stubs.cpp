@@ -222,4 +222,47 @@ value cpp_roots_alive(value unit) {
   return Val_long(roots_alive());
 }
 
+// Weak roots: n young strings, every other one also held by a Root, all
+// held by WeakRoots (in a vector that moves them as it grows). After
+// full major cycles, the held ones read their string and lock into
+// Roots, the others have expired; then the WeakRoots are destroyed on
+// another thread. Returns how many were wrong, or -1 if weak roots are
+// left over.
+value cpp_weak_roots(value n_val) {
+  long n = Long_val(n_val), wrong = 0;
+  boxroot_stats before;
+  boxroot_get_stats(&before);
+  {
+    std::vector<ocaml::Root> held;
+    std::vector<ocaml::WeakRoot> weak;
+    for (long i = 0; i < n; i++) {
+      value s = caml_copy_string(text(i).c_str());
+      if (i % 2 == 0) {
+        held.emplace_back(s);
+        weak.emplace_back(held.back());
+      } else {
+        weak.emplace_back(s);
+      }
+    }
+    collect_all();
+    caml_gc_full_major(Val_unit);
+    for (long i = 0; i < n; i++) {
+      if (i % 2 == 0) {
+        std::optional<ocaml::Root> r = weak[i].lock();
+        wrong += !r || !holds(*r, text(i)) || weak[i].expired();
+      } else {
+        wrong += !weak[i].expired() || weak[i].lock().has_value();
+      }
+    }
+    ocaml::WeakRoot imm(Val_long(7));
+    imm.modify(Val_long(8));
+    wrong += imm.get() != std::optional<value>(Val_long(8));
+    std::thread([w = std::move(weak)]() mutable { w.clear(); }).join();
+  }
+  boxroot_stats after;
+  boxroot_get_stats(&after);
+  if (after.weak_roots_alive != before.weak_roots_alive) return Val_long(-1);
+  return Val_long(wrong);
+}
+
 }  // extern "C"

@@ -11,6 +11,7 @@ external store : 'a -> unit = "cpp_store"
 external fetch : unit -> 'a = "cpp_fetch"
 external release_stored : unit -> unit = "cpp_release_stored"
 external roots_alive : unit -> int = "cpp_roots_alive"
+external weak_roots : int -> int = "cpp_weak_roots"
 
 let passed = ref 0 and failed = ref 0
 
@@ -43,5 +44,6 @@ let () =
     ((fetch () : string list) = List.init 1000 string_of_int);
   release_stored ();
   check "released" (roots_alive () = base);
+  check "weak roots follow the GC" (weak_roots 4_000 = 0);
   Printf.printf "test_cpp: %d passed, %d failed\n" !passed !failed;
   if !failed > 0 then exit 1

@@ -139,3 +139,30 @@ value debug_delete_race(value rounds)
   }
   return Val_unit;
 }
+
+/* Weak roots (boxroot.h): the same disguise as strong ones. */
+static boxroot_weak to_weak(value v) { return (boxroot_weak)(v & ~(value)1); }
+
+value debug_weak_create(value v)
+{
+  boxroot_weak w = boxroot_weak_create(v);
+  if (w == NULL) abort();
+  return (value)w | 1;
+}
+
+value debug_weak_get(value w)
+{
+  value v;
+  return Val_bool(boxroot_weak_get(to_weak(w), &v));
+}
+
+value debug_weak_delete(value w) { boxroot_weak_delete(to_weak(w)); return Val_unit; }
+
+/* A weak root passed where a strong one is expected, and back. */
+value debug_get_weak_as_strong(value w) { return boxroot_get((boxroot)to_weak(w)); }
+value debug_delete_weak_as_strong(value w) { boxroot_delete((boxroot)to_weak(w)); return Val_unit; }
+value debug_weak_get_strong(value r)
+{
+  value v;
+  return Val_bool(boxroot_weak_get((boxroot_weak)to_root(r), &v));
+}

@@ -20,6 +20,14 @@ external create_bad_value : int -> root -> unit = "debug_create_bad_value"
 external modify_bad_value : root -> int -> unit = "debug_modify_bad_value"
 external get_unlocked : root -> unit = "debug_get_unlocked"
 external delete_race : int -> unit = "debug_delete_race"
+type weak
+external weak_create : 'a -> weak = "debug_weak_create"
+external weak_get : weak -> bool = "debug_weak_get"
+external weak_delete : weak -> unit = "debug_weak_delete"
+external get_weak_as_strong : weak -> Obj.t = "debug_get_weak_as_strong"
+external delete_weak_as_strong : weak -> unit = "debug_delete_weak_as_strong"
+external weak_get_strong : root -> bool = "debug_weak_get_strong"
+let announce_weak (w : weak) = announce_root (Obj.magic w : root)
 
 let young i = ref i
 let word = Sys.word_size / 8
@@ -103,6 +111,16 @@ let cases = [
   (fun () -> let r = announced_root () in ignore (modify_unlocked r (young 2)));
   "get_unlocked", "boxroot_get", no_lock,
   (fun () -> get_unlocked (create (young 1)));
+  "get_weak_root", "boxroot_get", "a weak root (boxroot_weak) passed where a boxroot is expected",
+  (fun () -> let w = weak_create (young 1) in announce_weak w; ignore (get_weak_as_strong w));
+  "delete_weak_root", "boxroot_delete", "a weak root (boxroot_weak) passed where a boxroot is expected",
+  (fun () -> let w = weak_create (young 1) in announce_weak w; delete_weak_as_strong w);
+  "weak_get_strong_root", "boxroot_weak_get", "a boxroot passed where a weak root (boxroot_weak) is expected",
+  (fun () -> ignore (weak_get_strong (announced_root ())));
+  "weak_delete_after_delete", "boxroot_weak_delete", deleted,
+  (fun () -> let keep = weak_create (young 0) in
+    let w = weak_create (young 1) in announce_weak w; weak_delete w; weak_delete w;
+    ignore (Sys.opaque_identity keep));
 ]
 
 (* Every operation used correctly: the debug build must stay silent. *)
@@ -123,6 +141,9 @@ let correct_use () =
       | 2 -> delete_remote r
       | _ -> delete r) roots;
   Gc.full_major ();
+  let weaks = Array.init 1000 (fun i -> weak_create (if i mod 2 = 0 then Obj.repr (young i) else Obj.repr i)) in
+  Gc.full_major ();
+  Array.iter (fun w -> ignore (weak_get w); weak_delete w) weaks;
   let r = create (young 5) in
   delete r;
   let r = create (young 6) in

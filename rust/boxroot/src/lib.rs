@@ -12,6 +12,10 @@
 //!   after an allocation, as it rejects a vector iterator used after a push.
 //! - [`Root`] owns a boxroot (§4.5): no lifetime, survives collections,
 //!   `Send` and `Sync`, deleted by `Drop` on any thread, lock or not.
+//! - [`Weak`] owns a weak boxroot: like a `Root`, but it does not keep
+//!   its value alive; [`Weak::get`] and [`Weak::upgrade`] return `None`
+//!   once the GC has found the value dead (OCaml's `Weak`, JNI's weak
+//!   global references).
 //! - [`ValueRef<'a>`](ValueRef) `= &'a ValueCell` is a value with
 //!   reference semantics (§4.6): `&Root` and `&Value` both convert to it,
 //!   so a function taking `ValueRef`s accepts roots, immediates, static and
@@ -97,6 +101,7 @@ mod ffi;
 mod root;
 mod runtime;
 mod value;
+mod weak;
 
 pub use alloc::{alloc_block, alloc_string, alloc_tuple, caml_alloc};
 pub use cell::{as_val, ValueCell, ValueRef};
@@ -106,6 +111,7 @@ pub use ocaml_boxroot_sys::Stats;
 pub use root::Root;
 pub use runtime::Runtime;
 pub use value::{val_long, Value};
+pub use weak::Weak;
 
 /// Evaluates an allocating expression, then returns its [`Value`] as
 /// borrowing the runtime immutably.

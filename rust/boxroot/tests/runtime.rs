@@ -3,7 +3,7 @@
 //! statistics. The runtime is started once, on the main thread, so this
 //! test has its own `main` (harness = false); each case runs under
 //! `catch_unwind` and the last line reads `runtime: N passed, N failed`.
-use boxroot::{alloc_string, alloc_tuple, shared, val_long, ErrorKind, Root, Runtime, Value};
+use boxroot::{alloc_string, alloc_tuple, shared, val_long, ErrorKind, Root, Runtime, Value, Weak};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Barrier};
 use std::thread;
@@ -298,6 +298,52 @@ fn field_access_is_checked(gc: &mut Runtime) {
 
 type Case = (&'static str, fn(&mut Runtime));
 
+fn weak_alive(gc: &mut Runtime) -> i64 {
+    gc.stats().expect("boxroot running").weak_roots_alive
+}
+
+/// Weak roots: values held only weakly go after full major cycles, values
+/// also held by a root stay and upgrade to roots; immediates stay; weak
+/// roots dropped on other threads, full or empty, are counted gone.
+fn weak_roots_follow_the_gc(gc: &mut Runtime) {
+    let base = weak_alive(gc);
+    let roots = rooted_strings(gc, 1000);
+    let held: Vec<Weak> = roots.iter().map(|r| r.downgrade(gc)).collect();
+    let lone: Vec<Weak> = (0..1000)
+        .map(|i| {
+            let s = shared!(gc, alloc_string(gc, &text(i)));
+            Weak::create(gc, s)
+        })
+        .collect();
+    let mut imm = Weak::create(gc, val_long(42));
+    assert_eq!(weak_alive(gc) - base, 2001);
+    // Young values are promoted (not cleared) by the minor collection.
+    gc.minor_collection();
+    gc.full_major();
+    gc.full_major();
+    for (k, w) in held.iter().enumerate() {
+        assert_eq!(w.get(gc).and_then(|v| v.bytes()).as_deref(), Some(&text(k)[..]));
+        let up = w.upgrade(gc).expect("held value upgrades");
+        assert_eq!(up.get(gc).raw(), roots[k].get(gc).raw());
+    }
+    for w in &lone {
+        assert!(w.is_empty(gc), "a value held only weakly survived two full cycles");
+        assert!(w.upgrade(gc).is_none());
+    }
+    assert_eq!(imm.get(gc), Some(val_long(42)));
+    imm.modify(gc, val_long(43));
+    assert_eq!(imm.get(gc), Some(val_long(43)));
+    gc.compact();
+    check_strings(gc, &roots, 0);
+    for (k, w) in held.iter().enumerate() {
+        assert_eq!(w.get(gc).and_then(|v| v.bytes()).as_deref(), Some(&text(k)[..]));
+    }
+    // Dropped on another thread, without the lock.
+    thread::spawn(move || drop((held, lone))).join().unwrap();
+    drop((roots, imm));
+    assert_eq!(weak_alive(gc), base);
+}
+
 fn main() {
     // A small minor heap (32 KiB), for frequent minor collections.
     std::env::set_var("OCAMLRUNPARAM", MINOR_HEAP);
@@ -335,6 +381,7 @@ fn main() {
             allocation_failure_is_an_error,
         ),
         ("field_access_is_checked", field_access_is_checked),
+        ("weak_roots_follow_the_gc", weak_roots_follow_the_gc),
     ];
     // Expected panics (inside the cases) would clutter the output.
     std::panic::set_hook(Box::new(|_| {}));

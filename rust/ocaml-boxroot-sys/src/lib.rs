@@ -109,3 +109,48 @@ extern "C" {
     /// to check that [`Stats`] has the same layout.
     pub static boxroot_stats_size: usize;
 }
+
+/// Extensions of this repository's C library that the crates.io crate of
+/// the same name does not have, kept in a module of their own so that
+/// they claim no name at the crate's root that a later version of it
+/// might give another meaning.
+pub mod ext {
+    use super::{BoxRoot, Value};
+
+    /// A weak root: the C type `boxroot_weak`, a non-null pointer to its
+    /// cell. It holds a value without keeping it alive, like a pointer of
+    /// OCaml's `Weak` module (`boxroot/boxroot.h`). The cell may hold a
+    /// dead value that only [`boxroot_weak_get`] knows to be dead: read it
+    /// only through that function (the read barrier).
+    #[repr(transparent)]
+    #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+    pub struct BoxRootWeak {
+        contents: core::ptr::NonNull<core::ffi::c_void>,
+    }
+
+    // `bool` is C's `_Bool`, `Option<BoxRootWeak>` a nullable pointer.
+    extern "C" {
+        /// Creates a weak root holding `v`; `None` on failure (see
+        /// [`boxroot_error_string`](super::boxroot_error_string)). Needs
+        /// the domain lock.
+        pub fn boxroot_weak_create(v: Value) -> Option<BoxRootWeak>;
+        /// Stores the value in `*out` and returns `true` if the weak root
+        /// is full; returns `false` once its value is dead. Needs the
+        /// domain lock.
+        pub fn boxroot_weak_get(w: BoxRootWeak, out: *mut Value) -> bool;
+        /// Makes `*w` hold `v`, possibly moving the root (hence `*mut`).
+        /// Returns `false` on failure, leaving it unchanged. Needs the
+        /// domain lock.
+        pub fn boxroot_weak_modify(w: *mut BoxRootWeak, v: Value) -> bool;
+        /// Deletes a weak root, full or empty. Any thread, with or without
+        /// a domain lock.
+        pub fn boxroot_weak_delete(w: BoxRootWeak);
+        /// If `w` is full, stores a new strong root of its value in `*out`
+        /// (`None` if that creation failed) and returns `true`; returns
+        /// `false` if `w` is empty. Needs the domain lock.
+        pub fn boxroot_weak_upgrade(w: BoxRootWeak, out: *mut Option<BoxRoot>) -> bool;
+        /// A new weak root holding the value of the strong root `r`;
+        /// `None` on failure. Needs the domain lock.
+        pub fn boxroot_weak_of_boxroot(r: BoxRoot) -> Option<BoxRootWeak>;
+    }
+}

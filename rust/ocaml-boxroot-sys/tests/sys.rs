@@ -150,6 +150,49 @@ fn main() {
         boxroot_delete(r);
         c.check("no root left", stats().roots_alive == 0);
 
+        // Weak roots (module `ext`): a string held only weakly empties
+        // after a full major cycle; one also held by a root stays, and is
+        // upgraded to a root; immediates never empty.
+        use ocaml_boxroot_sys::ext::*;
+        c.check(
+            "Option<BoxRootWeak> is pointer-sized",
+            std::mem::size_of::<Option<BoxRootWeak>>() == std::mem::size_of::<usize>(),
+        );
+        let held = caml_alloc_initialized_string(4, b"held".as_ptr() as *const c_char);
+        let strong = boxroot_create(held).expect("create");
+        let w_held = boxroot_weak_of_boxroot(strong).expect("weak of boxroot");
+        let lone = caml_alloc_initialized_string(4, b"lone".as_ptr() as *const c_char);
+        let w_lone = boxroot_weak_create(lone).expect("weak create");
+        let mut w_imm = boxroot_weak_create(val_long(7)).expect("weak create immediate");
+        let mut out: Value = 0;
+        c.check("weak get while alive", boxroot_weak_get(w_lone, &mut out) && out == lone);
+        caml_gc_full_major(UNIT);
+        caml_gc_full_major(UNIT);
+        c.check("weak root of a dead value empties", !boxroot_weak_get(w_lone, &mut out));
+        c.check(
+            "weak root of a rooted value stays full",
+            boxroot_weak_get(w_held, &mut out) && string_of(out) == b"held",
+        );
+        c.check("immediate stays", boxroot_weak_get(w_imm, &mut out) && out == val_long(7));
+        let mut up: Option<BoxRoot> = None;
+        c.check("upgrade a full weak root", boxroot_weak_upgrade(w_held, &mut up));
+        c.check(
+            "upgraded root holds the value",
+            up.map_or(false, |r| string_of(boxroot_get(r)) == b"held"),
+        );
+        if let Some(r) = up {
+            boxroot_delete(r);
+        }
+        c.check("upgrade an empty weak root", !boxroot_weak_upgrade(w_lone, &mut up));
+        c.check("weak modify", boxroot_weak_modify(&mut w_imm, val_long(8)));
+        c.check("weak get after modify", boxroot_weak_get(w_imm, &mut out) && out == val_long(8));
+        c.check("weak roots counted", stats().weak_roots_alive == 3);
+        boxroot_delete(strong);
+        boxroot_weak_delete(w_held);
+        boxroot_weak_delete(w_lone);
+        boxroot_weak_delete(w_imm);
+        c.check("no weak root left", stats().weak_roots_alive == 0);
+
         boxroot_teardown();
         c.check(
             "status after teardown",

@@ -1,0 +1,133 @@
+/* C side of the weak-root tests (Weak_test). A weak root crosses into
+   OCaml disguised as an immediate (its address with bit 0 set), as
+   strong roots do in ../stubs.c. */
+#define CAML_NAME_SPACE
+#define CAML_INTERNALS
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <caml/alloc.h>
+#include <caml/fail.h>
+#include <caml/memory.h>
+#include <caml/signals.h>
+#include "boxroot.h"
+#include "boxroot_stats.h"
+#include "testing.h"
+#include "weak.h"
+
+static value of_weak(boxroot_weak w) { return (value)w | 1; }
+static boxroot_weak to_weak(value v) { return (boxroot_weak)(v & ~(value)1); }
+static value of_root(boxroot r) { return (value)r | 1; }
+
+static void raise_error(char const *op)
+{
+  char msg[256];
+  snprintf(msg, sizeof msg, "%s: %s (errno %d: %s)", op, boxroot_error_string(),
+           errno, strerror(errno));
+  caml_failwith(msg);
+}
+
+value weak_test_create(value v)
+{
+  boxroot_weak w = boxroot_weak_create(v);
+  if (w == NULL) raise_error("boxroot_weak_create");
+  return of_weak(w);
+}
+
+value weak_test_get(value w)
+{
+  CAMLparam1(w);
+  CAMLlocal1(v);
+  if (!boxroot_weak_get(to_weak(w), &v)) CAMLreturn(Val_none);
+  CAMLreturn(caml_alloc_some(v));
+}
+
+/* Whether the slot holds the cleared mark, without the read barrier: a
+   test's view that does not darken. */
+value weak_test_peek_empty(value w)
+{
+  return Val_bool(*(value *)to_weak(w) == BOXROOT__WEAK_EMPTY);
+}
+
+value weak_test_modify(value w, value v)
+{
+  boxroot_weak r = to_weak(w);
+  if (!boxroot_weak_modify(&r, v)) raise_error("boxroot_weak_modify");
+  return of_weak(r);
+}
+
+value weak_test_delete(value w)
+{
+  boxroot_weak_delete(to_weak(w));
+  return Val_unit;
+}
+
+static void *delete_in_thread(void *w)
+{
+  boxroot_weak_delete(w);
+  return NULL;
+}
+
+/* From a thread the runtime never saw, holding no lock. */
+value weak_test_delete_foreign(value w)
+{
+  pthread_t t;
+  caml_enter_blocking_section();
+  pthread_create(&t, NULL, delete_in_thread, to_weak(w));
+  pthread_join(t, NULL);
+  caml_leave_blocking_section();
+  return Val_unit;
+}
+
+value weak_test_upgrade(value w)
+{
+  CAMLparam1(w);
+  boxroot r;
+  if (!boxroot_weak_upgrade(to_weak(w), &r)) CAMLreturn(Val_none);
+  if (r == NULL) raise_error("boxroot_weak_upgrade");
+  CAMLreturn(caml_alloc_some(of_root(r)));
+}
+
+value weak_test_of_boxroot(value r)
+{
+  boxroot_weak w = boxroot_weak_of_boxroot((boxroot)(r & ~(value)1));
+  if (w == NULL) raise_error("boxroot_weak_of_boxroot");
+  return of_weak(w);
+}
+
+/* How many of the weak roots `ws.(lo .. hi-1)` read full, in one call:
+   no allocation, no poll, so no collection runs meanwhile. */
+value weak_test_count_full(value ws, value lo, value hi)
+{
+  long n = 0;
+  for (long i = Long_val(lo); i < Long_val(hi); i++) {
+    value v;
+    if (boxroot_weak_get(to_weak(Field(ws, i)), &v)) n++;
+  }
+  return Val_long(n);
+}
+
+/* weak.h's phases: 0 idle, 1 marking, 2 cleaning. */
+value weak_test_phase(value unit)
+{
+  (void)unit;
+  return Val_int(boxroot__compat_weak_phase());
+}
+
+value weak_test_defer_clearing(value b)
+{
+  boxroot__testing_weak_defer_clearing(Bool_val(b));
+  return Val_unit;
+}
+
+#include "pool.h"
+value weak_test_debug(value w)
+{
+  void **slot = (void **)to_weak(w);
+  pool *p = pool_of_slot(slot);
+  value v = *(value *)slot;
+  fprintf(stderr, "slot %p pool %p owner %d cls %d count %d fresh %ld young %d v %p\n",
+          (void *)slot, (void *)p, pool_owner(p), pool_class(p), pool_alloc_count(p),
+          (long)(p->fresh - p->slots), boxroot__compat_is_young(v), (void *)v);
+  return Val_unit;
+}

@@ -1,0 +1,20 @@
+(* OCaml side of the weak-root test stubs (weak_stubs.c). *)
+type t (* an immediate: the address of the weak root with bit 0 set *)
+
+external create : 'a -> t = "weak_test_create"
+external get : t -> Obj.t option = "weak_test_get"
+external peek_empty : t -> bool = "weak_test_peek_empty" [@@noalloc]
+external modify : t -> 'a -> t = "weak_test_modify"
+external delete : t -> unit = "weak_test_delete"
+external delete_foreign : t -> unit = "weak_test_delete_foreign"
+external upgrade : t -> Boxroot_test.root option = "weak_test_upgrade"
+external of_boxroot : Boxroot_test.root -> t = "weak_test_of_boxroot"
+external count_full : t array -> int -> int -> int = "weak_test_count_full" [@@noalloc]
+external phase : unit -> int = "weak_test_phase" [@@noalloc]
+external defer_clearing : bool -> unit = "weak_test_defer_clearing"
+
+let idle = 0 and marking = 1 and cleaning = 2
+
+(* Major cycles completed so far. *)
+let cycles () = (Gc.quick_stat ()).Gc.major_collections
+external debug : t -> unit = "weak_test_debug"
