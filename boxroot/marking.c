@@ -404,7 +404,9 @@ int boxroot__marking_list_again(pool *p, int id)
 
 void boxroot__marking_resize(pool *p)
 {
-  if (!boxroot__compat_marks_pools_as_blocks()) return;
+  /* Only a listed pool's header is read (weak pools, unlisted ones:
+     boxroot__marking_list_again sizes it). */
+  if (!boxroot__compat_marks_pools_as_blocks() || p->listed_at == 0) return;
   if (p->wide_epoch != 0) {
     if (p->wide_epoch == current_epoch()) return; /* M1's race */
     p->wide_epoch = 0;

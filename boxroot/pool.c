@@ -30,6 +30,7 @@ void boxroot__pool_reset(pool *p)
   p->hot.counts = 0;
   p->fresh = p->slots;
   p->next = p->prev = NULL; /* on no ring (chunk.c links free pools) */
+  p->listed_at = p->wide_epoch = 0; /* in no directory (marking.c) */
 }
 
 void boxroot__pool_fill_unused(pool *p)
