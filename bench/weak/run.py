@@ -7,6 +7,28 @@ against a boxroot or a global root holding a one-element Weak.t.
 """
 import argparse, os, platform, statistics, subprocess, sys, datetime
 
+
+def machine():
+    """The CPU model and core count, as the main suite records them."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{model} ({os.cpu_count()} cores)"
+
+
+def ocaml_version():
+    try:
+        return subprocess.run(["ocamlopt", "-version"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
 def run(exe, *args):
     out = subprocess.run([exe, *map(str, args)], check=True, capture_output=True, text=True).stdout
     return [dict(kv.split("=", 1) for kv in line.split()[1:]) for line in out.splitlines() if "=" in line]
@@ -32,7 +54,7 @@ def main():
     p = lines.append
     p("# Weak roots: measurements\n")
     cmd = " ".join([os.path.relpath(sys.argv[0]), os.path.relpath(a.exe)] + sys.argv[2:])
-    p(f"`{cmd}` (`make bench-weak`) on {platform.node()} ({platform.processor() or platform.machine()}), "
+    p(f"`{cmd}` (`make bench-weak`) on {machine()}, OCaml {ocaml_version()}, "
       f"{datetime.date.today()}, {a.reps} interleaved repetitions, medians.\n")
     p("## Single operations (ns per operation)\n")
     p("| operation | boxroot (strong) | weak | boxroot + Weak.t | global root + Weak.t | weak / strong | workaround / weak |")
