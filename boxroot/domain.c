@@ -39,35 +39,7 @@ long boxroot__domain_retired_creations(void)
   return boxroot__load(&retired_creations, RELAXED);
 }
 
-/* ---- rings: circular, doubly linked, `*ring` is the head ---- */
-
-static void ring_insert(pool **ring, pool *p, int at_front)
-{
-  BOXROOT__ASSERT(p->next == NULL && p->prev == NULL);
-  pool *head = *ring;
-  if (head == NULL) {
-    p->next = p->prev = p;
-    *ring = p;
-    return;
-  }
-  p->next = head;
-  p->prev = head->prev;
-  head->prev->next = p;
-  head->prev = p;
-  if (at_front) *ring = p;
-}
-
-static void ring_remove(pool **ring, pool *p)
-{
-  if (p->next == p) {
-    *ring = NULL;
-  } else {
-    p->prev->next = p->next;
-    p->next->prev = p->prev;
-    if (*ring == p) *ring = p->next;
-  }
-  p->next = p->prev = NULL;
-}
+/* ---- rings (pool.h) ---- */
 
 static void move_to(struct boxroot_domain *d, pool *p, int cls, int at_front)
 {

@@ -44,6 +44,7 @@
 #define BOXROOT_POOL_H
 
 #include "boxroot.h"
+#include "invariants.h"
 
 #define CACHE_LINE BOXROOT__CACHE_LINE
 
@@ -191,6 +192,37 @@ static inline void pool_set_owner(pool *p, int32_t owner, void const *owner_key)
                  RELAXED);
   boxroot__store(&p->shared.cls_word, (uintptr_t)pool_class(p), RELAXED);
 }
+/* Rings of pools (domain.c, weak.c): circular, doubly linked through
+   `next` and `prev`, `*ring` is the head (NULL: empty). A pool on no
+   ring has both links NULL. */
+static inline void ring_insert(pool **ring, pool *p, int at_front)
+{
+  BOXROOT__ASSERT(p->next == NULL && p->prev == NULL);
+  pool *head = *ring;
+  if (head == NULL) {
+    p->next = p->prev = p;
+    *ring = p;
+    return;
+  }
+  p->next = head;
+  p->prev = head->prev;
+  head->prev->next = p;
+  head->prev = p;
+  if (at_front) *ring = p;
+}
+
+static inline void ring_remove(pool **ring, pool *p)
+{
+  if (p->next == p) {
+    *ring = NULL;
+  } else {
+    p->prev->next = p->next;
+    p->next->prev = p->prev;
+    if (*ring == p) *ring = p->next;
+  }
+  p->next = p->prev = NULL;
+}
+
 static inline void pool_set_class(pool *p, int32_t cls)
 {
   boxroot__store(&p->shared.cls_word, pool_stamp(p) | (uintptr_t)cls, RELAXED);

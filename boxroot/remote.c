@@ -272,9 +272,8 @@ void boxroot__delete_remote(boxroot r, void const *key)
   delete_not_local((void **)r, key, 0);
 }
 
-int boxroot__remote_collect(struct boxroot_domain *d, pool *p, boxroot__domain_state *barrier_state)
+int boxroot__remote_free_delayed(pool *p, boxroot__domain_state *barrier_state)
 {
-  BOXROOT__ASSERT(pool_owner(p) == d->id); /* only the owner frees slots */
   if (boxroot__load(&p->delayed_pending, SEQ_CST) == 0) return 0;   /* C1 */
   boxroot__exchange(&p->delayed_pending, 0, SEQ_CST);               /* C2 */
   int freed = 0;
@@ -291,6 +290,13 @@ int boxroot__remote_collect(struct boxroot_domain *d, pool *p, boxroot__domain_s
     }
     freed += pool_free_slots(p, base, bits);
   }
+  return freed;
+}
+
+int boxroot__remote_collect(struct boxroot_domain *d, pool *p, boxroot__domain_state *barrier_state)
+{
+  BOXROOT__ASSERT(pool_owner(p) == d->id); /* only the owner frees slots */
+  int freed = boxroot__remote_free_delayed(p, barrier_state);
   d->stats.delayed_frees_collected += freed;
   return freed;
 }

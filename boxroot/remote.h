@@ -14,6 +14,9 @@ struct boxroot_domain;
    barrier darkens the values freed while their pool's stamp is not
    current (marking.c, M3), or NULL (slot-by-slot scans). */
 int boxroot__remote_collect(struct boxroot_domain *d, pool *p, boxroot__domain_state *barrier_state);
+/* The same without the statistics, for pools that no boxroot_domain
+   owns (weak pools: weak.c). */
+int boxroot__remote_free_delayed(pool *p, boxroot__domain_state *barrier_state);
 
 /* Publishes the deletions that domain `dom` gathered in its cursor
    (remote.c). Its lock held, or its scan or termination hook. */

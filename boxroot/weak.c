@@ -133,6 +133,7 @@
 #include "chunk.h"
 #include "domain.h"
 #include "invariants.h"
+#include "remote.h"
 #include "ticks.h"
 #include "weak.h"
 
@@ -180,33 +181,6 @@ static long gone_cleared, gone_collected, gone_moves, gone_clear_ticks, gone_cle
 static long deleted_remote; /* atomic */
 
 /* ---- rings ---- */
-
-static void ring_insert(pool **ring, pool *p, int at_front)
-{
-  pool *head = *ring;
-  if (head == NULL) {
-    p->next = p->prev = p;
-    *ring = p;
-    return;
-  }
-  p->next = head;
-  p->prev = head->prev;
-  head->prev->next = p;
-  head->prev = p;
-  if (at_front) *ring = p;
-}
-
-static void ring_remove(pool **ring, pool *p)
-{
-  if (p->next == p) {
-    *ring = NULL;
-  } else {
-    p->prev->next = p->next;
-    p->next->prev = p->prev;
-    if (*ring == p) *ring = p->next;
-  }
-  p->next = p->prev = NULL;
-}
 
 static pool **weak_ring(struct weak_domain *wd, int cls)
 {
@@ -311,19 +285,11 @@ void boxroot__weak_delete_other(boxroot_weak w, void const *key)
   }
 }
 
-/* C1-C3: frees the slots of `p` deleted remotely. The owner. */
+/* Frees the slots of `p` deleted remotely (remote.c's C1-C3; no barrier:
+   no marker reads weak pools). The owner. */
 static int collect(struct weak_domain *wd, pool *p)
 {
-  if (boxroot__load(&p->delayed_pending, SEQ_CST) == 0) return 0;     /* C1 */
-  boxroot__exchange(&p->delayed_pending, 0, SEQ_CST);                 /* C2 */
-  int freed = 0;
-  for (int w = 0; w < DELAYED_WORDS; w++) {                           /* C3 */
-    if (boxroot__load(&p->delayed_bits[w], SEQ_CST) == 0) continue;
-    uintptr_t bits = boxroot__exchange(&p->delayed_bits[w], 0, SEQ_CST);
-    void **base = &p->slots[w * BITS_PER_WORD];
-    debug_check_delayed_frees(p, base, bits);
-    freed += pool_free_slots(p, base, bits);
-  }
+  int freed = boxroot__remote_free_delayed(p, NULL);
   wd->collected += freed;
   return freed;
 }

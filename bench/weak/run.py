@@ -8,26 +8,8 @@ against a boxroot or a global root holding a one-element Weak.t.
 import argparse, os, platform, statistics, subprocess, sys, datetime
 
 
-def machine():
-    """The CPU model and core count, as the main suite records them."""
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{model} ({os.cpu_count()} cores)"
-
-
-def ocaml_version():
-    try:
-        return subprocess.run(["ocamlopt", "-version"], capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import machine_info  # noqa: E402
 
 def run(exe, *args):
     out = subprocess.run([exe, *map(str, args)], check=True, capture_output=True, text=True).stdout
@@ -54,7 +36,8 @@ def main():
     p = lines.append
     p("# Weak roots: measurements\n")
     cmd = " ".join([os.path.relpath(sys.argv[0]), os.path.relpath(a.exe)] + sys.argv[2:])
-    p(f"`{cmd}` (`make bench-weak`) on {machine()}, OCaml {ocaml_version()}, "
+    m = machine_info()
+    p(f"`{cmd}` (`make bench-weak`) on {m['cpu']} ({m['cores']} cores), OCaml {m['ocaml']}, "
       f"{datetime.date.today()}, {a.reps} interleaved repetitions, medians.\n")
     p("## Single operations (ns per operation)\n")
     p("| operation | boxroot (strong) | weak | boxroot + Weak.t | global root + Weak.t | weak / strong | workaround / weak |")

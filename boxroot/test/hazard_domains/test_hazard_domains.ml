@@ -113,7 +113,9 @@ let modify_hazard () =
       lost_young n
   end
 
-let owner_terminates_while_marking () =
+(* A domain that creates n roots, then waits: returns them, and a
+   function that lets it terminate and joins it. *)
+let owner_with_roots () =
   let go = Atomic.make false and made = Atomic.make false in
   let roots = ref [||] in
   let d = Domain.spawn (fun () ->
@@ -121,10 +123,12 @@ let owner_terminates_while_marking () =
       Atomic.set made true;
       while not (Atomic.get go) do Domain.cpu_relax () done) in
   while not (Atomic.get made) do Domain.cpu_relax () done;
-  let roots = !roots in
+  !roots, (fun () -> Atomic.set go true; Domain.join d)
+
+let owner_terminates_while_marking () =
+  let roots, terminate = owner_with_roots () in
   let weak, hidden = values_in_marking "terminate" roots in
-  Atomic.set go true;
-  Domain.join d;
+  terminate ();
   (* Its pools are orphans until this domain adopts them at its next
      scan: the first half deleted before, the second after. *)
   for i = 0 to n / 2 - 1 do delete roots.(i) done;
@@ -139,20 +143,12 @@ let owner_terminates_while_marking () =
 
 (* Scenario 4: returns how many values were lost. *)
 let owner_terminates_roots_kept () =
-  let go = Atomic.make false and made = Atomic.make false in
-  let roots = ref [||] in
-  let d = Domain.spawn (fun () ->
-      roots := Array.init n (fun i -> create (ref i));
-      Atomic.set made true;
-      while not (Atomic.get go) do Domain.cpu_relax () done) in
-  while not (Atomic.get made) do Domain.cpu_relax () done;
-  let roots = !roots in
+  let roots, terminate = owner_with_roots () in
   let weak = Weak.create n in
   Array.iteri (fun i r -> Weak.set weak i (Some (get r))) roots;
   Gc.full_major ();
   check (drive_into_marking ()) "adopt: the runtime never started marking";
-  Atomic.set go true;
-  Domain.join d;
+  terminate ();
   Gc.minor (); (* adopts the pools *)
   Gc.full_major (); Gc.full_major ();
   let lost = count_lost weak 0 n in
