@@ -99,11 +99,10 @@ struct boxroot_domain *boxroot__domain_get(int id)
   return d == NULL || d->terminated ? NULL : d;
 }
 
-static void release_free_pool(struct boxroot_domain *d, pool *p)
+/* Puts `p`, owned by `d`, empty and in no directory, on the free ring or
+   back in the chunk allocator. */
+static void shelve_free_pool(struct boxroot_domain *d, pool *p)
 {
-  /* Free pools hold no value: the marker need not read them
-     (marking.c, M0). */
-  boxroot__marking_leave(p, d->id);
   /* A pool kept on the free ring keeps its free list: reusing it then
      costs nothing, where a reset would thread every slot again. */
   if (d->free_count < BOXROOT_FREE_POOLS_KEPT) {
@@ -115,6 +114,14 @@ static void release_free_pool(struct boxroot_domain *d, pool *p)
     pool_set_class(p, CLASS_NONE);
     retire_pool(p);
   }
+}
+
+static void release_free_pool(struct boxroot_domain *d, pool *p)
+{
+  /* Free pools hold no value: the marker need not read them
+     (marking.c, M0). */
+  boxroot__marking_leave(p, d->id);
+  shelve_free_pool(d, p);
 }
 
 /* Puts `p` (currently on no ring) where its occupancy calls for. */
@@ -298,12 +305,19 @@ void boxroot__domain_adopt_orphans(struct boxroot_domain *d, boxroot__domain_sta
       pool *p = *from;
       ring_remove(from, p);
       pool_set_owner(p, d->id, d->key);
+      d->stats.pools_adopted++;
+      if (pool_alloc_count(p) == 0) {
+        /* The terminated domain's current pool, emptied: only a current
+           pool may be empty on a scanned ring (domain.h). */
+        pool_set_class(p, CLASS_NONE);
+        shelve_free_pool(d, p);
+        continue;
+      }
       boxroot__marking_join(p, d->id, domain_state, 1);
       /* Orphans keep their class: a young orphan may hold young values.
          Low old pools go first, as on every old ring. */
       ring_insert(domain_ring(d, cls), p,
                   cls == CLASS_OLD && pool_alloc_count(p) < POOL_LOW_MARK);
-      d->stats.pools_adopted++;
     }
   }
   boxroot__store(&orphans_present, 0, SEQ_CST);
