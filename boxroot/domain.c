@@ -62,17 +62,14 @@ static void const *own_key(int id)
   return boxroot__compat_key_domain(key) == id ? key : BOXROOT__NO_OWNER_KEY;
 }
 
-/* For each domain id, the incarnation (its unique_id + 1) that ran its
-   terminated hook last: a domain that never owned a pool has no state to
-   mark, and must not adopt orphans in its last collections all the same
-   (they would be lost with it). Written by that domain's hook. */
-static int terminated_incarnation[BOXROOT__MAX_DOMAINS];
-
 static struct boxroot_domain *domain_get_any(int id)
 {
   struct boxroot_domain *d = boxroot__domains[id];
   int incarnation = boxroot__compat_domain_unique_id();
-  int terminated = terminated_incarnation[id] == incarnation + 1;
+  /* A domain that never owned a pool has no state to mark at
+     termination, and must not adopt orphans in its last collections all
+     the same (they would be lost with it): remote.c knows it ended. */
+  int terminated = boxroot__remote_terminated(id, incarnation);
   if (d != NULL) {
     if (d->key == BOXROOT__NO_OWNER_KEY) d->key = own_key(id);
     if (d->incarnation != incarnation) {
@@ -288,7 +285,6 @@ void boxroot__domain_terminate(int id)
   /* Deletions it gathered go to their pools first, even if it never
      created a root, and later ones at once (remote.c). */
   boxroot__remote_terminate(id);
-  terminated_incarnation[id] = boxroot__compat_domain_unique_id() + 1;
   if (boxroot__domains[id] == NULL) return; /* never created a root */
   struct boxroot_domain *d = domain_get_any(id);
   orphan_all(d);
@@ -361,7 +357,6 @@ void boxroot__domain_counts(struct boxroot_domain *d, long pools[3], long *roots
 void boxroot__domain_forget_all(void)
 {
   for (int i = 0; i < BOXROOT__MAX_DOMAINS; i++) {
-    terminated_incarnation[i] = 0;
     domain_reset_cursor(i);
     boxroot__alloc_cursor[i].run_bits = 0; /* every root is gone */
     free(boxroot__domains[i]);

@@ -133,14 +133,13 @@ static long scan_pool(pool *p, boxroot__scanner sc, enum scan_kind kind)
 
 /* One pass over ring `cls`: collect each pool's delayed frees, scan it,
    and put it back as `new_cls` where its occupancy calls for.
-   `domain_state`: the scanned domain's (OCaml 5; NULL on 4.14).
-   `barrier`: whether to darken the values of collected deletions
-   (marking.c, M3). */
+   `barrier_state`: the scanned domain's state, on whose mark stack the
+   values of collected deletions are darkened while needed (marking.c,
+   M3), or NULL (no barrier: slot-by-slot scans, OCaml 4.14). */
 static long scan_ring(struct boxroot_domain *d, int cls, int new_cls,
                       boxroot__scanner sc, enum scan_kind kind,
-                      boxroot__domain_state *domain_state, int barrier)
+                      boxroot__domain_state *barrier_state)
 {
-  boxroot__domain_state *barrier_state = barrier ? domain_state : NULL;
   long scanned = 0;
   for (pool *p = boxroot__domain_detach_ring(d, cls), *after; p != NULL; p = after) {
     after = p->next;
@@ -172,7 +171,7 @@ static void scan_minor(struct boxroot_domain *d, boxroot__scanner sc, boxroot__d
     boxroot__domain_resort_ring(d, CLASS_OLD, CLASS_OLD);
   /* Afterwards no root is young: every young pool becomes old. */
   d->stats.minor_slots_scanned +=
-    scan_ring(d, CLASS_YOUNG, CLASS_OLD, sc, SCAN_YOUNG, domain_state, 1);
+    scan_ring(d, CLASS_YOUNG, CLASS_OLD, sc, SCAN_YOUNG, domain_state);
   d->stats.minor_scans++;
 }
 
@@ -193,8 +192,8 @@ static void collect_aged(pool *p, void *data)
 static void scan_major(struct boxroot_domain *d, boxroot__scanner sc)
 {
   boxroot__store(&d->delayed_flag, 0, SEQ_CST);
-  long scanned = scan_ring(d, CLASS_YOUNG, CLASS_YOUNG, sc, SCAN_ALL, NULL, 0);
-  scanned += scan_ring(d, CLASS_OLD, CLASS_OLD, sc, SCAN_ALL, NULL, 0);
+  long scanned = scan_ring(d, CLASS_YOUNG, CLASS_YOUNG, sc, SCAN_ALL, NULL);
+  scanned += scan_ring(d, CLASS_OLD, CLASS_OLD, sc, SCAN_ALL, NULL);
   d->stats.major_slots_scanned += scanned;
   d->stats.major_scans++;
 }
