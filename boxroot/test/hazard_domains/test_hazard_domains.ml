@@ -114,14 +114,19 @@ let modify_hazard () =
   end
 
 (* A domain that creates n roots, then waits: returns them, and a
-   function that lets it terminate and joins it. *)
+   function that lets it terminate and joins it. For a control (a broken
+   build), the domain has ballast of its own: its marker, which may work
+   while it waits at the others' collections, must not reach its pools
+   before it terminates. *)
 let owner_with_roots () =
   let go = Atomic.make false and made = Atomic.make false in
   let roots = ref [||] in
   let d = Domain.spawn (fun () ->
+      let ballast = if expect_loss then Some (install_ballast ~control:true) else None in
       roots := Array.init n (fun i -> create (ref i));
       Atomic.set made true;
-      while not (Atomic.get go) do Domain.cpu_relax () done) in
+      while not (Atomic.get go) do Domain.cpu_relax () done;
+      ignore (Sys.opaque_identity ballast)) in
   while not (Atomic.get made) do Domain.cpu_relax () done;
   !roots, (fun () -> Atomic.set go true; Domain.join d)
 
