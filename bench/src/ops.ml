@@ -16,11 +16,15 @@ external modify_young : int ref Ref.t array -> int -> int = "bench_ops_modify_yo
 let () =
   let ks = arg_ints "ks" "1,10,100,1000,10000,100000,1000000" in
   let iters = arg_int "iters" 2_000_000 in
+  (* ops=modify_old runs one operation alone, e.g. to count its
+     instructions with callgrind (bench/tools/callgrind.sh). *)
+  let only = String.split_on_char ',' (arg_string "ops" "create_delete,modify_old,modify_young") in
   let v1 = ref 1 and v2 = ref 2 in
   List.iter
     (fun k ->
       let alive = Array.init k (fun _ -> Ref.create v1) in
       let run name f =
+        if List.mem name only then begin
         ignore (f (iters / 10)); (* warm up *)
         Gc.full_major ();
         let mi0, ma0 = gc_counts () in
@@ -31,6 +35,7 @@ let () =
             ("cpu_s", Printf.sprintf "%.6f" (float_of_int ns /. 1e9));
             ("minor", string_of_int (mi1 - mi0)); ("major", string_of_int (ma1 - ma0));
             ("pools", string_of_int (Ref.pools ())) ]
+        end
       in
       run "create_delete" (fun n -> replace alive n v1);
       run "modify_old" (fun n -> modify alive n v1 v2);
