@@ -38,7 +38,7 @@ extern "C" {
 #endif
 
 /* Bump BOXROOT__LAYOUT_VERSION whenever a structure below changes. */
-#define BOXROOT__LAYOUT_VERSION 3
+#define BOXROOT__LAYOUT_VERSION 4
 #define BOXROOT__PASTE4(a, b, c, d) a##b##c##d
 #define BOXROOT__LAYOUT_NAME(name, version, pool_log) \
   BOXROOT__PASTE4(name, _layout, version, _pool##pool_log)

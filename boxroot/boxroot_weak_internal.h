@@ -55,7 +55,10 @@ extern uintptr_t const boxroot__weak_empty[2];
 #define BOXROOT__WEAK_EMPTY ((value)&boxroot__weak_empty[1])
 
 boxroot_weak boxroot__weak_create_slow(value v);
-bool boxroot__weak_get_slow(boxroot_weak w, value *out);
+/* The root's value, or BOXROOT__WEAK_EMPTY once it is gone: returned
+   rather than written through a pointer, so that a caller's variable
+   does not have to live in memory for the fast path. */
+value boxroot__weak_get_slow(boxroot_weak w);
 bool boxroot__weak_modify_slow(boxroot_weak *w, value v);
 void boxroot__weak_delete_local_slow(struct boxroot__pool_hot *pool);
 /* `key` is boxroot__compat_lock_key() of the calling thread. */
@@ -97,10 +100,16 @@ static inline bool boxroot_weak_get(boxroot_weak w, value *out)
   return boxroot__debug_weak_get(w, out);
 #else
   value v = boxroot__load((value *)w, RELAXED);
+  /* The flag down: any value but the cleared mark, with two tests
+     (weak.c, W4). */
+  if (BOXROOT__LIKELY(boxroot__load(&boxroot__weak_barrier, RELAXED) == 0
+                      && v != BOXROOT__WEAK_EMPTY)) {
+    *out = v;
+    return true;
+  }
   /* Immediates never empty and need no darkening; BOXROOT__WEAK_EMPTY
      is even. */
-  if (BOXROOT__LIKELY(Is_long(v) || (boxroot__load(&boxroot__weak_barrier, RELAXED) == 0
-                                     && v != BOXROOT__WEAK_EMPTY))) {
+  if (Is_long(v)) {
     *out = v;
     return true;
   }
@@ -108,8 +117,10 @@ static inline bool boxroot_weak_get(boxroot_weak w, value *out)
      is alive (weak.c, W4); young blocks and static data may take this
      path or the slow one, both right. Not an infix pointer: its header
      is not its closure's. Atomic: another domain may be marking it.
-     OCaml 5 only: on 4.14 a naked pointer may have no header. */
-  if (BOXROOT__COMPAT_HEADERS_READABLE && v != BOXROOT__WEAK_EMPTY) {
+     OCaml 5 only: on 4.14 a naked pointer may have no header. The
+     cleared mark needs no test of its own here: its header's colour is
+     NOT_MARKABLE, never the marked colour. */
+  if (BOXROOT__COMPAT_HEADERS_READABLE) {
     uintptr_t hd = boxroot__load((uintptr_t *)v - 1, RELAXED);
     if (BOXROOT__LIKELY((hd & BOXROOT__WEAK_COLOUR_MASK) == boxroot__load(&boxroot__weak_marked, RELAXED)
                         && (hd & 0xFF) != BOXROOT__WEAK_INFIX_TAG)) {
@@ -117,7 +128,10 @@ static inline bool boxroot_weak_get(boxroot_weak w, value *out)
       return true;
     }
   }
-  return boxroot__weak_get_slow(w, out);
+  v = boxroot__weak_get_slow(w);
+  if (v == BOXROOT__WEAK_EMPTY) return false;
+  *out = v;
+  return true;
 #endif
 }
 

@@ -370,13 +370,12 @@ bool boxroot__weak_modify_slow(boxroot_weak *w, value v)
 #define READ_CHECKS_DEAD 1
 #endif
 
-bool boxroot__weak_get_slow(boxroot_weak w, value *out)
+value boxroot__weak_get_slow(boxroot_weak w)
 {
   value v = boxroot__load((value *)w, RELAXED);
   if (v == EMPTY || !boxroot__compat_weak_read(v, READ_DARKENS, READ_CHECKS_DEAD))
-    return false;
-  *out = v;
-  return true;
+    return EMPTY;
+  return v;
 }
 
 bool boxroot_weak_upgrade(boxroot_weak w, boxroot *out)
@@ -550,7 +549,12 @@ void boxroot__weak_scan(int id, boxroot__scanner sc, int minor)
   int darken = !minor && BOXROOT__IS_DARKEN(sc);
   /* W4: the roots are being darkened, marking starts. */
   if (darken) {
-    boxroot__store(&boxroot__weak_marked, boxroot__compat_weak_marked_colour(), RELAXED);
+    uintptr_t marked = boxroot__compat_weak_marked_colour();
+    /* The read barrier's header test tells the cleared mark apart by its
+       colour alone (OCaml 5). */
+    BOXROOT__ASSERT(!BOXROOT__COMPAT_HEADERS_READABLE
+                    || (boxroot__weak_empty[0] & BOXROOT__WEAK_COLOUR_MASK) != marked);
+    boxroot__store(&boxroot__weak_marked, marked, RELAXED);
     boxroot__store(&boxroot__weak_barrier, 1, RELAXED);
   }
   struct weak_domain *wd = weak_domains[id];
