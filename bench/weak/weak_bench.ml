@@ -8,7 +8,9 @@
      line per measurement: "ops impl=... op=... rep=... ns=...".
      Weak gets are measured twice: with no marking under way (5.5's
      sweep-only phase, right after Gc.full_major; on 5.1-5.4 marking is
-     always under way, weak.c W4) and during marking.
+     always under way, weak.c W4) and during marking; and gets again in
+     a loop timed in C ("get-c"), without the OCaml-to-C call per get
+     that bounds the ratios of the OCaml-side loop.
    weak_bench.exe pause N [CYCLES]
    weak_bench.exe pause-none N [CYCLES]
      with N values in an OCaml array, and N weak roots to them (pause) or
@@ -30,6 +32,7 @@ external global_create : 'a -> int = "wb_global_create" [@@noalloc]
 external global_get : int -> Obj.t = "wb_global_get" [@@noalloc]
 external global_delete : int -> unit = "wb_global_delete" [@@noalloc]
 external weak_stats : unit -> int * int * int = "wb_weak_stats"
+external get_loop : int -> int array -> int -> float = "wb_get_loop"
 
 let median l =
   let a = Array.of_list l in
@@ -50,6 +53,8 @@ let time_per_op ops f =
   f ();
   (now () -. t0) *. 1e9 /. float_of_int ops
 
+let kind_index = function `Strong -> 0 | `Weak -> 1 | `Weak_t_boxroot -> 2 | `Weak_t_global -> 3
+
 let create_delete kind iters =
   let v = value_pool.(0) in
   time_per_op iters (fun () ->
@@ -69,7 +74,7 @@ let create_delete kind iters =
           global_delete (global_create w)
         done)
 
-let gets kind rounds =
+let gets ?(in_c = false) kind rounds =
   let handles = match kind with
     | `Strong -> Array.map create value_pool
     | `Weak -> Array.map weak_create value_pool
@@ -80,7 +85,8 @@ let gets kind rounds =
         value_pool in
   let read_weak_t (w : Obj.t) =
     match Weak.get (Obj.obj w : int ref Weak.t) 0 with Some r -> !r | None -> 0 in
-  let ns = time_per_op (rounds * n_roots) (fun () ->
+  let ns = if in_c then get_loop (kind_index kind) handles rounds else
+    time_per_op (rounds * n_roots) (fun () ->
       let s = ref 0 in
       for _ = 1 to rounds do
         match kind with
@@ -112,11 +118,17 @@ let ops reps =
     List.iter (fun k -> line (name k) "create+delete" rep (create_delete k 2_000_000)) kinds;
     List.iter (fun k ->
         Gc.full_major ();
-        line (name k) "get" rep (gets k 2_000)) kinds;
+        line (name k) "get" rep (gets k 2_000);
+        Gc.full_major ();
+        line (name k) "get-c" rep (gets ~in_c:true k 2_000)) kinds;
     marking ();
     line "weak" "get-marking" rep (gets `Weak 200);
     marking ();
-    line "boxroot" "get-marking" rep (gets `Strong 200)
+    line "boxroot" "get-marking" rep (gets `Strong 200);
+    marking ();
+    line "weak" "get-c-marking" rep (gets ~in_c:true `Weak 200);
+    marking ();
+    line "boxroot" "get-c-marking" rep (gets ~in_c:true `Strong 200)
   done;
   ignore (Sys.opaque_identity !sink)
 

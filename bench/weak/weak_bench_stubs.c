@@ -4,6 +4,7 @@
    | 1). */
 #define CAML_NAME_SPACE
 #include <stdlib.h>
+#include <time.h>
 #include <caml/alloc.h>
 #include <caml/fail.h>
 #include <caml/memory.h>
@@ -57,4 +58,57 @@ value wb_weak_stats(value unit)
   Store_field(r, 1, Val_long(s.weak_clear_stw_ns));
   Store_field(r, 2, Val_long(s.weak_cleared));
   CAMLreturn(r);
+}
+
+/* Gets timed in C, loop included (as bench/src/ops.c times single
+   operations): what a C binding pays per read, without the OCaml-to-C
+   call that the OCaml-side loop adds to each. The workaround reads its
+   Weak.t through the runtime's primitive behind Weak.get (which
+   allocates the option), the one way C code has on OCaml 5, whose
+   headers export no ephemeron accessor. `handles` holds roots as
+   immediates; `kind`: 0 strong, 1 weak, 2 boxroot + Weak.t,
+   3 global root + Weak.t. Returns ns per get; the values read are
+   `int ref`s, summed into `wb_get_loop_sink`. */
+CAMLextern value caml_weak_get(value ar, value n);
+long wb_get_loop_sink;
+
+static double elapsed_ns(struct timespec const *t0)
+{
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  return (double)(t1.tv_sec - t0->tv_sec) * 1e9 + (double)(t1.tv_nsec - t0->tv_nsec);
+}
+
+#define WB_LOOP(READ)                                          \
+  for (long round = 0; round < rounds; round++)                \
+    for (long i = 0; i < n; i++) {                             \
+      value h = Field(handles, i), v;                          \
+      READ;                                                    \
+      sum += Long_val(Field(v, 0));                            \
+    }
+
+value wb_get_loop(value kind, value handles, value vrounds)
+{
+  CAMLparam1(handles);
+  CAMLlocal1(opt);
+  long n = Wosize_val(handles), rounds = Long_val(vrounds), sum = 0;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  switch (Long_val(kind)) {
+  case 0: WB_LOOP(v = boxroot_get(TO(h))); break;
+  case 1: WB_LOOP(if (!boxroot_weak_get(TO(h), &v)) caml_failwith("weak root emptied")); break;
+  case 2:
+    WB_LOOP(opt = caml_weak_get(boxroot_get(TO(h)), Val_int(0));
+            if (Is_long(opt)) caml_failwith("Weak.t emptied");
+            v = Field(opt, 0));
+    break;
+  default:
+    WB_LOOP(opt = caml_weak_get(*(value *)TO(h), Val_int(0));
+            if (Is_long(opt)) caml_failwith("Weak.t emptied");
+            v = Field(opt, 0));
+    break;
+  }
+  double ns = elapsed_ns(&t0) / ((double)n * (double)rounds);
+  wb_get_loop_sink += sum;
+  CAMLreturn(caml_copy_double(ns));
 }
