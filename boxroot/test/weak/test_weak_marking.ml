@@ -30,11 +30,7 @@ let ballast_owner = install_ballast ~control:expect_loss
 external forget : Obj.t array -> unit = "hazard_forget"
 
 let round r =
-  let hold = Array.init n (fun i -> ref i) in
-  let ws = Array.map Weak_test.create hold in
-  let oracle = Weak.create n in
-  Array.iteri (fun i v -> Weak.set oracle i (Some v)) hold;
-  Gc.full_major ();
+  let hold, ws, oracle = Weak_test.held_with_oracle n in
   (* Marked in this cycle, whose marking started with them held... *)
   check (drive_into_marking ()) "round %d: the runtime never started marking" r;
   (* ...then only weakly reachable: still in their weak roots, unmarked,

@@ -43,11 +43,7 @@ let ephemerons =
    the intended cycle was seen, None if that cycle ended unseen (a slice
    of the helper may end it right after one of the main domain's). *)
 let round r =
-  let hold = Array.init n (fun i -> ref i) in
-  let ws = Array.map Weak_test.create hold in
-  let oracle = Weak.create n in
-  Array.iteri (fun i v -> Weak.set oracle i (Some v)) hold;
-  Gc.full_major ();
+  let hold, ws, oracle = Weak_test.held_with_oracle n in
   let marking = drive_into_marking () in
   Array.fill hold 0 n (ref (-1));
   Gc.major ();

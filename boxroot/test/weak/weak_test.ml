@@ -15,6 +15,17 @@ external defer_clearing : bool -> unit = "weak_test_defer_clearing"
 
 let idle = 0 and marking = 1 and cleaning = 2
 
+(* n values held by an array, a weak root to each and OCaml's own weak
+   pointers to them (the oracle), all old: the start of the hazard tests'
+   rounds. *)
+let held_with_oracle n =
+  let hold = Array.init n (fun i -> ref i) in
+  let ws = Array.map create hold in
+  let oracle = Weak.create n in
+  Array.iteri (fun i v -> Weak.set oracle i (Some v)) hold;
+  Gc.full_major ();
+  hold, ws, oracle
+
 (* Major cycles completed so far. *)
 let cycles () = (Gc.quick_stat ()).Gc.major_collections
 external debug : t -> unit = "weak_test_debug"
