@@ -171,7 +171,7 @@ static inline bool boxroot_weak_modify(boxroot_weak *w, value v)
      so its old value is in no snapshot. */
   if (BOXROOT__UNLIKELY(boxroot__compat_locked_domain() < 0)
       || BOXROOT__UNLIKELY(boxroot__load(&boxroot__pool_shared(pool)->cls_word, RELAXED)
-                           != BOXROOT__CLASS_WEAK_YOUNG
+                           != BOXROOT__CLASS_BITS(BOXROOT__CLASS_WEAK_YOUNG)
                            && boxroot__compat_is_young(v)))
     return boxroot__weak_modify_slow(w, v);
   boxroot__store((value *)root, v, RELAXED);

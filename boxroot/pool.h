@@ -106,7 +106,7 @@ static inline int32_t pool_owner(pool const *p)
 }
 static inline int32_t pool_class(pool const *p)
 {
-  return (int32_t)(boxroot__load(&p->shared.cls_word, RELAXED) & BOXROOT__KEY_MASK);
+  return (int32_t)BOXROOT__CLASS_BITS(boxroot__load(&p->shared.cls_word, RELAXED) & BOXROOT__KEY_MASK);
 }
 
 static inline pool *pool_of_slot(void *slot)
@@ -182,7 +182,7 @@ static inline void pool_set_stamp(pool *p, uintptr_t stamp)
   void const *key = boxroot__owner_word_key(boxroot__owner_word_relaxed(&p->shared));
   boxroot__store(&p->shared.owner_word, boxroot__owner_word_make(key, stamp).bits,
                  RELEASE);
-  boxroot__store(&p->shared.cls_word, stamp | (uintptr_t)pool_class(p), RELEASE);
+  boxroot__store(&p->shared.cls_word, stamp | BOXROOT__CLASS_BITS(pool_class(p)), RELEASE);
 }
 /* A new owner: the stamp is 0, never current. */
 static inline void pool_set_owner(pool *p, int32_t owner, void const *owner_key)
@@ -190,7 +190,7 @@ static inline void pool_set_owner(pool *p, int32_t owner, void const *owner_key)
   boxroot__store(&p->shared.owner, owner, RELAXED);
   boxroot__store(&p->shared.owner_word, boxroot__owner_word_make(owner_key, 0).bits,
                  RELAXED);
-  boxroot__store(&p->shared.cls_word, (uintptr_t)pool_class(p), RELAXED);
+  boxroot__store(&p->shared.cls_word, BOXROOT__CLASS_BITS(pool_class(p)), RELAXED);
 }
 /* Rings of pools (domain.c, weak.c): circular, doubly linked through
    `next` and `prev`, `*ring` is the head (NULL: empty). A pool on no
@@ -225,7 +225,7 @@ static inline void ring_remove(pool **ring, pool *p)
 
 static inline void pool_set_class(pool *p, int32_t cls)
 {
-  boxroot__store(&p->shared.cls_word, pool_stamp(p) | (uintptr_t)cls, RELAXED);
+  boxroot__store(&p->shared.cls_word, pool_stamp(p) | BOXROOT__CLASS_BITS(cls), RELAXED);
 }
 
 #endif /* BOXROOT_POOL_H */
