@@ -108,9 +108,10 @@ struct boxroot__pool_hot {
 #define BOXROOT__POOL_SHARED_OFFSET (BOXROOT__CACHE_LINE + BOXROOT__POOL_SIZE / 64)
 struct boxroot__pool_shared {
   int32_t owner;        /* read by any thread: relaxed atomic access */
-  /* The pool's class in the bits below BOXROOT__STAMP_SHIFT, and the
-     same stamp as `owner_word` above them: boxroot_modify tests both
-     with one comparison. Read by any domain: atomic access. */
+  /* The pool's class bits (BOXROOT__CLASS_BITS) below
+     BOXROOT__STAMP_SHIFT, and the same stamp as `owner_word` above them:
+     boxroot_modify tests both with one subtraction. Read by any domain:
+     atomic access. */
   uintptr_t cls_word;
   /* Read by any thread: atomic access, only through the functions below. */
   uintptr_t owner_word;
