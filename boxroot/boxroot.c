@@ -17,7 +17,7 @@ static int status = BOXROOT_NOT_SETUP; /* atomic: read without setup_lock */
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread char const *last_error;
 
-static void fail(int err, char const *why)
+void boxroot__fail(int err, char const *why)
 {
   last_error = why;
   errno = err;
@@ -36,19 +36,16 @@ char const *boxroot_error_string(void)
   }
 }
 
-static bool lock_held_or_fail(char const *why)
+bool boxroot__lock_held_or_fail(char const *why)
 {
   if (boxroot__compat_lock_held_slow()) return true;
-  fail(EPERM, why);
+  boxroot__fail(EPERM, why);
   return false;
 }
 
-void boxroot__fail(int err, char const *why) { fail(err, why); }
-bool boxroot__lock_held_or_fail(char const *why) { return lock_held_or_fail(why); }
-
 bool boxroot_setup(void)
 {
-  if (!lock_held_or_fail("boxroot_setup: this thread does not hold the OCaml domain lock"))
+  if (!boxroot__lock_held_or_fail("boxroot_setup: this thread does not hold the OCaml domain lock"))
     return false;
   pthread_mutex_lock(&setup_lock);
   if (boxroot_status() == BOXROOT_NOT_SETUP) {
@@ -58,7 +55,7 @@ bool boxroot_setup(void)
   }
   pthread_mutex_unlock(&setup_lock);
   if (boxroot_status() == BOXROOT_RUNNING) return true;
-  fail(ENOTSUP, boxroot_status() == BOXROOT_TORE_DOWN
+  boxroot__fail(ENOTSUP, boxroot_status() == BOXROOT_TORE_DOWN
        ? "boxroot_setup: boxroot was torn down and cannot be set up again"
        : "boxroot_setup: boxroot is in an invalid state");
   return false;
@@ -85,7 +82,7 @@ bool boxroot__running_or_fail(void)
 {
   if (boxroot_status() != BOXROOT_RUNNING) {
     if (boxroot_status() != BOXROOT_NOT_SETUP) {
-      fail(ENOTSUP, boxroot_status() == BOXROOT_TORE_DOWN
+      boxroot__fail(ENOTSUP, boxroot_status() == BOXROOT_TORE_DOWN
            ? "boxroot_create: boxroot was torn down"
            : "boxroot_create: boxroot is in an invalid state");
       return false;
@@ -97,7 +94,7 @@ bool boxroot__running_or_fail(void)
 
 boxroot boxroot__create_slow(value v)
 {
-  if (!lock_held_or_fail("boxroot_create: this thread does not hold the OCaml domain lock"))
+  if (!boxroot__lock_held_or_fail("boxroot_create: this thread does not hold the OCaml domain lock"))
     return NULL;
   if (!boxroot__running_or_fail()) return NULL;
   int dom = boxroot__compat_locked_domain();
@@ -105,7 +102,7 @@ boxroot boxroot__create_slow(value v)
   struct boxroot_domain *d = boxroot__domain_get(dom);
   pool *p = d == NULL ? NULL : boxroot__domain_refill(d);
   if (p == NULL) {
-    fail(ENOMEM, "boxroot_create: out of memory (could not allocate a pool)");
+    boxroot__fail(ENOMEM, "boxroot_create: out of memory (could not allocate a pool)");
     return NULL;
   }
   /* boxroot__domain_refill guarantees a free slot in the current pool. */
@@ -118,7 +115,7 @@ static long modify_moves[BOXROOT__MAX_DOMAINS];
 
 bool boxroot__modify_slow(boxroot *r, value v)
 {
-  if (!lock_held_or_fail("boxroot_modify: this thread does not hold the OCaml domain lock"))
+  if (!boxroot__lock_held_or_fail("boxroot_modify: this thread does not hold the OCaml domain lock"))
     return false;
   /* A young value into an old pool: move the root to a young pool. */
   boxroot moved = boxroot_create(v);
@@ -212,7 +209,7 @@ bool boxroot_get_stats(struct boxroot_stats *out)
   memset(out, 0, sizeof *out);
   if (boxroot_status() != BOXROOT_RUNNING) return false;
   if (!boxroot__compat_visit_domains(sum_domain, sum_shared, out)) {
-    fail(EPERM, "boxroot_get_stats: this thread does not hold the OCaml domain lock");
+    boxroot__fail(EPERM, "boxroot_get_stats: this thread does not hold the OCaml domain lock");
     return false;
   }
   /* Every slot ever handed out is in use, was freed by a local deletion,

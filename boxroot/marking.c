@@ -164,8 +164,8 @@
    The version-specific calls are in compat_ocaml5.c.
    Cost outside marking: in boxroot_delete, one load and one or, folded
    into the key comparison that it already makes; in boxroot_modify, one
-   subtraction from memory, folded into its class test; a slow path per pool and cycle, the first
-   time the pool is touched. None on OCaml 4.14, where pools are marked
+   subtraction from memory, folded into its class test; a slow path per
+   pool and cycle, the first time the pool is touched. None on OCaml 4.14, where pools are marked
    slot by slot (ocaml_compat.h) and the stamps are the constant 0. */
 #include <pthread.h>
 #include <stdlib.h>

@@ -182,7 +182,8 @@ static inline void pool_set_stamp(pool *p, uintptr_t stamp)
   void const *key = boxroot__owner_word_key(boxroot__owner_word_relaxed(&p->shared));
   boxroot__store(&p->shared.owner_word, boxroot__owner_word_make(key, stamp).bits,
                  RELEASE);
-  boxroot__store(&p->shared.cls_word, stamp | BOXROOT__CLASS_BITS(pool_class(p)), RELEASE);
+  uintptr_t class_bits = boxroot__load(&p->shared.cls_word, RELAXED) & BOXROOT__KEY_MASK;
+  boxroot__store(&p->shared.cls_word, stamp | class_bits, RELEASE);
 }
 /* A new owner: the stamp is 0, never current. */
 static inline void pool_set_owner(pool *p, int32_t owner, void const *owner_key)
@@ -190,7 +191,8 @@ static inline void pool_set_owner(pool *p, int32_t owner, void const *owner_key)
   boxroot__store(&p->shared.owner, owner, RELAXED);
   boxroot__store(&p->shared.owner_word, boxroot__owner_word_make(owner_key, 0).bits,
                  RELAXED);
-  boxroot__store(&p->shared.cls_word, BOXROOT__CLASS_BITS(pool_class(p)), RELAXED);
+  boxroot__store(&p->shared.cls_word,
+                 boxroot__load(&p->shared.cls_word, RELAXED) & BOXROOT__KEY_MASK, RELAXED);
 }
 /* Rings of pools (domain.c, weak.c): circular, doubly linked through
    `next` and `prev`, `*ring` is the head (NULL: empty). A pool on no

@@ -153,19 +153,36 @@ static void count_purely_remote_slow(void)
 
 #define BITS_PER_WORD (8 * sizeof(uintptr_t))
 
-/* D1-D3 for the slots `bits` of `word`, a word of `p`'s bitmap. */
-static void publish(pool *p, uintptr_t *word, uintptr_t bits)
+/* D1-D3 for the slots `bits` of `word`, a word of `p`'s bitmap; D3
+   raises the flag that `owner_flag` gives for the pool's owner. */
+static inline void publish_to(pool *p, uintptr_t *word, uintptr_t bits,
+                              int *(*owner_flag)(int owner))
 {
   uintptr_t before = boxroot__fetch_or(word, bits, SEQ_CST);          /* D1 */
   debug_check_remote_delete(p, word, before & bits);
   if (boxroot__load(&p->delayed_pending, SEQ_CST) == 0
       && boxroot__exchange(&p->delayed_pending, 1, SEQ_CST) == 0) {  /* D2 */
     int owner = boxroot__load(&p->shared.owner, RELAXED);
-    if (owner >= 0) {
-      struct boxroot_domain *d = boxroot__load(&boxroot__domains[owner], ACQUIRE);
-      if (d != NULL) boxroot__store(&d->delayed_flag, 1, SEQ_CST);   /* D3 */
-    }
+    int *flag = owner >= 0 ? owner_flag(owner) : NULL;
+    if (flag != NULL) boxroot__store(flag, 1, SEQ_CST);               /* D3 */
   }
+}
+
+void boxroot__remote_publish(pool *p, uintptr_t *word, uintptr_t bits,
+                             int *(*owner_flag)(int owner))
+{
+  publish_to(p, word, bits, owner_flag);
+}
+
+static int *domain_delayed_flag(int owner)
+{
+  struct boxroot_domain *d = boxroot__load(&boxroot__domains[owner], ACQUIRE);
+  return d == NULL ? NULL : &d->delayed_flag;
+}
+
+static void publish(pool *p, uintptr_t *word, uintptr_t bits)
+{
+  publish_to(p, word, bits, domain_delayed_flag);
 }
 
 static void publish_run(struct boxroot__alloc_cursor *c)

@@ -18,6 +18,13 @@ int boxroot__remote_collect(struct boxroot_domain *d, pool *p, boxroot__domain_s
    owns (weak pools: weak.c). */
 int boxroot__remote_free_delayed(pool *p, boxroot__domain_state *barrier_state);
 
+/* Publishes the deletions of the slots `bits` of `word`, a word of
+   `p`'s delayed-free bitmap (D1-D3), for pools whose owner's flag is not
+   a boxroot_domain's: `owner_flag(owner)` is that flag, or NULL (weak
+   pools: weak.c). */
+void boxroot__remote_publish(pool *p, uintptr_t *word, uintptr_t bits,
+                             int *(*owner_flag)(int owner));
+
 /* Publishes the deletions that domain `dom` gathered in its cursor
    (remote.c). Its lock held, or its scan or termination hook. */
 void boxroot__remote_flush(int dom);

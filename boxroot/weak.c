@@ -129,7 +129,6 @@
 #include <stdlib.h>
 #include "boxroot.h"
 #include "boxroot_stats.h"
-#include "checks.h"
 #include "chunk.h"
 #include "domain.h"
 #include "invariants.h"
@@ -264,25 +263,22 @@ void boxroot__weak_delete_local_slow(struct boxroot__pool_hot *hot)
   if (pool_class(p) == WEAK_OLD) move_to(wd, p, WEAK_OLD, 1);
 }
 
+static int *weak_delayed_flag(int owner)
+{
+  struct weak_domain *wd = boxroot__load(&weak_domains[owner], ACQUIRE);
+  return wd == NULL ? NULL : &wd->delayed_flag;
+}
+
+/* Each deletion published at once (no runs). */
 void boxroot__weak_delete_other(boxroot_weak w, void const *key)
 {
   (void)key;
   void **slot = (void **)w;
   pool *p = pool_of_slot(slot);
   size_t i = (size_t)(slot - p->slots);
-  uintptr_t *word = &p->delayed_bits[i / BITS_PER_WORD];
-  uintptr_t bit = (uintptr_t)1 << (i % BITS_PER_WORD);
-  uintptr_t before = boxroot__fetch_or(word, bit, SEQ_CST);              /* D1 */
-  debug_check_remote_delete(p, word, before & bit);
+  boxroot__remote_publish(p, &p->delayed_bits[i / BITS_PER_WORD],
+                          (uintptr_t)1 << (i % BITS_PER_WORD), weak_delayed_flag);
   boxroot__fetch_add(&deleted_remote, 1, RELAXED);
-  if (boxroot__load(&p->delayed_pending, SEQ_CST) == 0
-      && boxroot__exchange(&p->delayed_pending, 1, SEQ_CST) == 0) {      /* D2 */
-    int owner = boxroot__load(&p->shared.owner, RELAXED);
-    if (owner >= 0) {
-      struct weak_domain *wd = boxroot__load(&weak_domains[owner], ACQUIRE);
-      if (wd != NULL) boxroot__store(&wd->delayed_flag, 1, SEQ_CST);     /* D3 */
-    }
-  }
 }
 
 /* Frees the slots of `p` deleted remotely (remote.c's C1-C3; no barrier:

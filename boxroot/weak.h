@@ -74,7 +74,7 @@ void boxroot__fail(int err, char const *why);
    `why` otherwise. */
 bool boxroot__lock_held_or_fail(char const *why);
 /* boxroot.c: sets boxroot up if needed; false (error recorded) if it is
-   not running afterwards. `op` names the caller in the message. */
+   not running afterwards. */
 bool boxroot__running_or_fail(void);
 
 #endif /* BOXROOT_WEAK_H */
