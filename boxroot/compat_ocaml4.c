@@ -180,7 +180,10 @@ void boxroot__compat_darken_block(boxroot__domain_state *state, uintptr_t *heade
 }
 uintptr_t boxroot__compat_unmarked_header(uintptr_t wosize) { (void)wosize; return 0; }
 uintptr_t boxroot__compat_allocation_header(uintptr_t wosize) { (void)wosize; return 0; }
+uintptr_t boxroot__compat_marked_header(uintptr_t wosize) { (void)wosize; return 0; }
 int boxroot__compat_header_is_marked(uintptr_t header) { (void)header; return 0; }
+int boxroot__compat_header_is_unmarked(uintptr_t header) { (void)header; return 0; }
+uintptr_t boxroot__compat_header_wosize(uintptr_t header) { (void)header; return 0; }
 uintptr_t boxroot__compat_header_with_wosize(uintptr_t header, uintptr_t wosize)
 {
   (void)wosize;
@@ -189,7 +192,7 @@ uintptr_t boxroot__compat_header_with_wosize(uintptr_t header, uintptr_t wosize)
 int boxroot__compat_marking_in_progress(void) { return 0; }
 int boxroot__compat_domain_id(boxroot__domain_state *state) { (void)state; return 0; }
 int boxroot__compat_marking_done(boxroot__domain_state *state) { (void)state; return 1; }
-uint32_t boxroot__compat_cycle(void) { return 0; }
+uint64_t boxroot__compat_cycle(void) { return 0; }
 int boxroot__compat_in_main_marking_phase(void) { return 0; }
 void boxroot__compat_finish_major_cycle(void) {}
 

@@ -19,8 +19,10 @@
 #include <caml/gc.h>
 #include <caml/major_gc.h>
 #include <caml/shared_heap.h>
+#include <sched.h>
 #include "domain.h"
 #include "weak.h"
+#include "window.h"
 
 /* The one conversion between the two types (ocaml_compat.h). */
 static boxroot__domain_state *of_caml(caml_domain_state *s) { return (boxroot__domain_state *)s; }
@@ -42,14 +44,41 @@ static scan_roots_hook previous_scan_hook;
 static caml_timing_hook previous_terminated_hook;
 static caml_timing_hook previous_slice_begin_hook, previous_slice_end_hook;
 
+/* Hooks in flight. The runtime calls hooks on several domains at once,
+   and not always inside one stop-the-world section: the slice hooks run
+   outside any, and on OCaml 5.5 a domain may leave the section that
+   darkens roots while another is still in its scan hook. So removing
+   the hooks waits until no call is in flight, after which no call gets
+   past hook_enter: teardown then frees what the hooks use. The two
+   counters are sequentially consistent (atomics.h): a call that reads
+   `hooks_enabled` as 1 incremented `in_flight` before the removal's
+   store of 0 in the total order, so the removal's wait sees it. */
+static int hooks_enabled; /* atomic */
+static long hooks_in_flight; /* atomic */
+
+static int hook_enter(void)
+{
+  boxroot__fetch_add(&hooks_in_flight, 1, SEQ_CST);
+  if (boxroot__load(&hooks_enabled, SEQ_CST)) return 1;
+  boxroot__fetch_add(&hooks_in_flight, -1, SEQ_CST);
+  return 0;
+}
+
+static void hook_exit(void)
+{
+  boxroot__fetch_add(&hooks_in_flight, -1, SEQ_CST);
+}
+
 static void scan_hook(scanning_action f, scanning_action_flags flags,
                       void *data, caml_domain_state *domain)
 {
   if (previous_scan_hook != NULL) previous_scan_hook(f, flags, data, domain);
+  if (!hook_enter()) return;
   boxroot__scan_domain(domain->id, (boxroot__scanner){ f, data },
                        (flags & SCANNING_ONLY_YOUNG_VALUES) != 0, of_caml(domain));
   boxroot__weak_scan(domain->id, (boxroot__scanner){ f, data },
                      (flags & SCANNING_ONLY_YOUNG_VALUES) != 0);
+  hook_exit();
 }
 
 /* Weak roots are cleared by their owner in a major slice (weak.c, W3):
@@ -61,14 +90,20 @@ static void slice_begin_hook(void)
 {
   caml_timing_hook previous = boxroot__load(&previous_slice_begin_hook, RELAXED);
   if (previous != NULL) previous();
+  if (!hook_enter()) return;
+  BOXROOT__WINDOW(BOXROOT__AT_SLICE_HOOK, Caml_state->id);
   boxroot__weak_slice();
+  hook_exit();
 }
 
 static void slice_end_hook(void)
 {
   caml_timing_hook previous = boxroot__load(&previous_slice_end_hook, RELAXED);
   if (previous != NULL) previous();
+  if (!hook_enter()) return;
+  BOXROOT__WINDOW(BOXROOT__AT_SLICE_HOOK, Caml_state->id);
   boxroot__weak_slice();
+  hook_exit();
 }
 
 /* The other domains adopt the orphans in the terminating domain's last
@@ -76,13 +111,16 @@ static void slice_end_hook(void)
 static void terminated_hook(void)
 {
   if (previous_terminated_hook != NULL) previous_terminated_hook();
-  if (boxroot_status() != BOXROOT_RUNNING) return;
+  if (!hook_enter()) return;
+  BOXROOT__WINDOW(BOXROOT__AT_ORPHANING, Caml_state->id);
   boxroot__domain_terminate(Caml_state->id);
   boxroot__weak_terminate(Caml_state->id);
+  hook_exit();
 }
 
 void boxroot__compat_install_hooks(void)
 {
+  boxroot__store(&hooks_enabled, 1, SEQ_CST);
   previous_scan_hook = boxroot__exchange(&caml_scan_roots_hook, scan_hook, SEQ_CST);
   previous_terminated_hook =
     boxroot__exchange(&caml_domain_terminated_hook, terminated_hook, SEQ_CST);
@@ -106,6 +144,12 @@ void boxroot__compat_remove_hooks(void)
                       boxroot__load(&previous_slice_begin_hook, RELAXED), SEQ_CST);
   boxroot__cas_strong(&caml_major_slice_end_hook, &mine_e,
                       boxroot__load(&previous_slice_end_hook, RELAXED), SEQ_CST);
+  boxroot__store(&hooks_enabled, 0, SEQ_CST);
+  BOXROOT__WINDOW(BOXROOT__AT_TEARDOWN, boxroot__compat_locked_domain());
+  /* The calls in flight end without the caller's help: none waits for
+     another domain (scan hooks run in sections that this domain has
+     joined or left, slice hooks in slices). */
+  while (boxroot__load(&hooks_in_flight, SEQ_CST) != 0) sched_yield();
 }
 
 /* ---- Marking pools as blocks (ocaml_compat.h, marking.c) ---- */
@@ -148,10 +192,23 @@ uintptr_t boxroot__compat_allocation_header(uintptr_t wosize)
 #endif
 }
 
+/* The colour that markers skip: MARKED in the current cycle. */
+uintptr_t boxroot__compat_marked_header(uintptr_t wosize)
+{
+  return Make_header(wosize, 0, caml_global_heap_state.MARKED);
+}
+
 int boxroot__compat_header_is_marked(uintptr_t header)
 {
   return Has_status_hd(header, caml_global_heap_state.MARKED);
 }
+
+int boxroot__compat_header_is_unmarked(uintptr_t header)
+{
+  return Has_status_hd(header, caml_global_heap_state.UNMARKED);
+}
+
+uintptr_t boxroot__compat_header_wosize(uintptr_t header) { return Wosize_hd(header); }
 
 uintptr_t boxroot__compat_header_with_wosize(uintptr_t header, uintptr_t wosize)
 {
@@ -181,7 +238,7 @@ int boxroot__compat_marking_done(boxroot__domain_state *state)
 
 /* Incremented in the stop-the-world section that starts a cycle, before
    the roots are marked. */
-uint32_t boxroot__compat_cycle(void) { return (uint32_t)caml_major_cycles_completed; }
+uint64_t boxroot__compat_cycle(void) { return caml_major_cycles_completed; }
 
 /* The phase ends only once every domain's mark stack is empty. */
 int boxroot__compat_in_main_marking_phase(void)

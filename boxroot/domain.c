@@ -6,6 +6,7 @@
 #include "invariants.h"
 #include "marking.h"
 #include "remote.h"
+#include "window.h"
 
 struct boxroot_domain *boxroot__domains[BOXROOT__MAX_DOMAINS];
 
@@ -117,7 +118,7 @@ static void release_free_pool(struct boxroot_domain *d, pool *p)
 {
   /* Free pools hold no value: the marker need not read them
      (marking.c, M0). */
-  boxroot__marking_leave(p, d->id);
+  boxroot__marking_leave(p, d->id, 0);
   shelve_free_pool(d, p);
 }
 
@@ -271,7 +272,7 @@ static void orphan_all(struct boxroot_domain *d)
     while (*from != NULL) {
       pool *p = *from;
       ring_remove(from, p);
-      boxroot__marking_leave(p, d->id);
+      boxroot__marking_leave(p, d->id, 1);
       pool_set_owner(p, BOXROOT__NO_OWNER, BOXROOT__NO_OWNER_KEY);
       ring_insert(to, p, 0);
     }
@@ -294,6 +295,7 @@ void boxroot__domain_terminate(int id)
 void boxroot__domain_adopt_orphans(struct boxroot_domain *d, boxroot__domain_state *domain_state)
 {
   if (!boxroot__load(&orphans_present, SEQ_CST)) return;
+  BOXROOT__WINDOW(BOXROOT__AT_ADOPTION, d->id);
   pthread_mutex_lock(&domains_lock);
   for (int cls = CLASS_YOUNG; cls <= CLASS_OLD; cls++) {
     pool **from = cls == CLASS_YOUNG ? &orphan_young : &orphan_old;

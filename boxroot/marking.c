@@ -55,14 +55,27 @@
       reads this header: no OCaml value points into a pool (the debug
       build rejects such values), the sweeper walks only the runtime's
       own pools, and compaction and heap verification reach our slots
-      through the hook, slot by slot (scan.c). One race remains: a
-      marker of another domain may still reach a pool that joins while
-      the flag below is up (M2: a terminating owner's marker, or one that
-      read a directory before the pool left it), and write its colour,
-      which would undo a size written meanwhile; so such a pool takes all
-      POOL_SLOTS slots (never-used ones hold odd words) until a later
-      cycle (`wide_epoch`). Both writers then write the colour that the
-      cycle calls for.
+      through the hook, slot by slot (scan.c).
+      Markers of other domains. A marker that finds a header UNMARKED
+      writes back the header it loaded, MARKED, and reads as many fields
+      as that header said (major_gc.c: mark_slice_darken,
+      do_some_marking); a MARKED header it leaves alone. So a size
+      written by another thread between a marker's load and its store
+      is undone. Only markers whose directory listed the pool this cycle
+      load its header (M2); each domain's marker runs on the thread that
+      acts for that domain, never at once with its own mutator or hooks.
+      Hence: a pool that leaves a directory empty (free, or given back)
+      is MARKED as it leaves, so that a marker that loads its header
+      later, after another domain took the pool, stores nothing; and an
+      orphan, whose values a terminated owner's marker may still be
+      marking while the adopter's hook runs (OCaml 5.5 lets a domain
+      leave the root-marking section early, M5), hands out no fresh slot
+      in the cycle in which it was adopted (`frozen_epoch`,
+      boxroot__marking_may_grow), so that its size is the one the dead
+      owner's marker may write back. The test builds check at each
+      cycle start that every listed pool's header has the size of the
+      slots handed out and a colour the marker does not skip, or MARKED
+      with its values darkened.
    M2 Readable fields. From a directory's darkening until its domain's
       marking is done, the marker may read any of its fields and any
       slot of the pools listed, also after they left (it may have read
@@ -114,7 +127,11 @@
         back: each domain's minor hooks visit its directory with a hand
         (boxroot__marking_age), AGING_CYCLES cycles per round, and set
         every stamp that is not current to 0. A stamp is thus never
-        older than 2 * AGING_CYCLES + 1 < STAMP_PERIOD cycles.
+        older than 2 * AGING_CYCLES + 1 < STAMP_PERIOD cycles. The hand
+        walks only the directory: a pool that could not be listed, and
+        is darkened slot by slot at each cycle start instead (M0), needs
+        no barrier meanwhile, and gets the stamp 0 when it is listed
+        again (boxroot__marking_list_again).
       Filling a slot needs no barrier: the new value is in the snapshot,
       or allocated during the cycle and therefore marked. The cycle starts
       with a minor collection, so pools hold no young value then; young
@@ -131,12 +148,37 @@
       Phase_sweep_and_mark_main is over, every domain's marking is done:
       a hook that sees a later phase resets the count, which also
       uncounts domains that terminated meanwhile; a new cycle's first
-      count starts from 0 too. In the stop-the-world section that starts
-      marking, the minor collection (whose hooks may reset) and the root
-      marking (which counts) are separated by a global barrier. Changes
-      take `count_lock`, readers none. The flag errs only on the side of
-      being up: barriers then darken blocks that are already marked,
-      which costs a header read.
+      count starts from 0 too. A domain is counted while the epoch it
+      was counted in is the flag's, so a reset uncounts every domain at
+      once. Epochs are 64 bits wide and never repeat (nor does the
+      cycle count that stamps are drawn from, S). In the stop-the-world
+      section that starts marking, the minor collection (whose hooks may
+      reset) and the root marking (which counts) are separated by a
+      global barrier. Changes take `count_lock`, readers none. The flag
+      errs only on the side of being up, except in M5's window: barriers
+      then darken blocks that are already marked, which costs a header
+      read.
+   M5 Domains that leave early. OCaml 5.5 lets a domain leave the
+      section that darkens the roots once its own roots and the global
+      ones are darkened (major_gc.c, caml_mark_roots_stw: "a domain's
+      local roots can only be changed by that domain"); 5.1-5.4 end that
+      section with a global barrier. Boxroot's roots are not local in
+      that sense: any domain may modify them. So a domain W may run
+      while another domain M has not darkened its directory yet: M's
+      pools are in the snapshot but on no stack, and the flag may be
+      down (W was never counted, or counted, done and uncounted: M4
+      counts only domains that pushed pools). Of the writers of M's
+      slots, M itself is still in its hook, remote deletions never write
+      a slot (remote.c), and orphans are adopted inside hooks (M1); what
+      remains is another domain's boxroot_modify, which overwrites a
+      slot of a pool whose stamp is not current (M's stamps are stale:
+      the first hook of the section switched the stamp, before W could
+      leave). That barrier therefore darkens the old value whenever the
+      runtime says marking is in progress, whatever the flag says, as
+      caml_modify does (boxroot__modify_marking). The owner's barriers
+      keep the flag: they run after the owner's own hook counted it.
+      Teardown waits for the hooks in flight (compat_ocaml5.c): a domain
+      that left early may tear down while another is still in its hook.
    Two shapes of cycle. What "the cycle start" means above is the
    stop-the-world section in which the runtime darkens the roots, with
    the minor heaps just emptied: the section that starts the cycle on
@@ -160,7 +202,8 @@
    - domains that terminate or start during the sweep-only phase leave
      orphans that the other domains adopt at their next scan; teardown
      completes the whole cycle (caml_finish_major_cycle) whichever phase
-     it is in.
+     it is in;
+   - the root-marking section has no final barrier on 5.5 (M5).
    The version-specific calls are in compat_ocaml5.c.
    Cost outside marking: in boxroot_delete, one load and one or, folded
    into the key comparison that it already makes; in boxroot_modify, one
@@ -171,58 +214,98 @@
 #include <stdlib.h>
 #include "invariants.h"
 #include "marking.h"
+#include "window.h"
 
-uint32_t boxroot__marking_epoch; /* the flag (M4): 0, or `epoch` */
+uint64_t boxroot__marking_epoch; /* the flag (M4): 0, or the counting epoch */
 uintptr_t boxroot__marking_stamp; /* S: 0 until the first cycle start */
 
-/* Under count_lock: the epoch of the latest cycle in which a directory
-   was pushed, how many domains may still hold pools, and the epoch in
-   which each domain was counted (0: not counted). counted_in[id] is
-   written only for domain id (its hook, or a thread holding its lock),
-   which may read it without the lock. */
-static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t epoch;
-static int count;
-static uint32_t counted_in[BOXROOT__MAX_DOMAINS];
+/* The cycle count, 64 bits wide (M4, S: a narrower one would wrap, and
+   two cycles would share a stamp and an epoch). Test builds may start it
+   further on (testing.h), so that a test crosses 2^32; the broken build
+   BOXROOT_TESTING_32BIT_CYCLES truncates it, as the count once was. */
+#ifdef BOXROOT_TESTING
+static uint64_t cycle_offset; /* atomic */
+void boxroot__testing_cycle_offset(uint64_t offset)
+{
+  boxroot__store(&cycle_offset, offset, SEQ_CST);
+}
+#else
+static const uint64_t cycle_offset = 0;
+#endif
+static uint64_t cycle(void)
+{
+  uint64_t c = boxroot__compat_cycle() + boxroot__load(&cycle_offset, RELAXED);
+#ifdef BOXROOT_TESTING_32BIT_CYCLES /* a broken build for tests */
+  c = (uint32_t)c;
+#endif
+  return c;
+}
 
-/* The epoch of the current cycle: increases at every cycle start; never
-   0 (wraps after 2^32 cycles). */
-static uint32_t current_epoch(void) { return boxroot__compat_cycle() + 1; }
+/* The epoch of the current cycle: increases at every cycle start, never
+   0, never repeats. */
+static uint64_t current_epoch(void)
+{
+#ifdef BOXROOT_TESTING_32BIT_CYCLES
+  return (uint32_t)(cycle() + 1);
+#else
+  return cycle() + 1;
+#endif
+}
+
+/* M4's count. Domain id is counted while `counted_in[id]` equals the
+   flag: its stack may hold pools of this epoch. A reset (the flag down)
+   thus uncounts every domain at once, and an epoch never comes back.
+   Changes take count_lock; counted_in[id] is written only on behalf of
+   domain id (its hook, or a thread holding its lock), which may read it
+   without the lock. */
+static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
+static int count; /* domains counted */
+static uint64_t counted_in[BOXROOT__MAX_DOMAINS];
+
+static int counted(int id)
+{
+  uint64_t e = counted_in[id];
+  return e != 0 && e == boxroot__load(&boxroot__marking_epoch, RELAXED);
+}
 
 /* Cycle start, domain id's hook: its stack is about to hold pools. */
 static void count_domain(int id)
 {
-  uint32_t e = current_epoch();
+  uint64_t e = current_epoch();
   pthread_mutex_lock(&count_lock);
-  if (epoch != e) {
-    epoch = e;
-    count = 0; /* the previous cycle's marking is over */
-  }
+  /* The first count of this epoch: the earlier ones are over. */
+  if (boxroot__load(&boxroot__marking_epoch, RELAXED) != e) count = 0;
   if (counted_in[id] != e) {
     counted_in[id] = e;
     count++;
   }
   boxroot__store(&boxroot__marking_epoch, e, RELAXED);
   pthread_mutex_unlock(&count_lock);
+  BOXROOT__WINDOW(BOXROOT__AT_FLAG_RAISED, id);
 }
 
 /* Domain id's stack holds no pool any more. */
 static void uncount_domain(int id)
 {
   pthread_mutex_lock(&count_lock);
-  if (counted_in[id] == epoch && count > 0 && --count == 0)
+  int lowered = 0;
+  if (counted(id) && --count == 0) {
     boxroot__store(&boxroot__marking_epoch, 0, RELAXED);
+    lowered = 1;
+  }
   counted_in[id] = 0;
   pthread_mutex_unlock(&count_lock);
+  if (lowered) BOXROOT__WINDOW(BOXROOT__AT_FLAG_LOWERED, id);
 }
 
 /* No stack holds a pool any more. */
-static void reset_count(void)
+static void reset_count(int id)
 {
   pthread_mutex_lock(&count_lock);
   count = 0;
   boxroot__store(&boxroot__marking_epoch, 0, RELAXED);
   pthread_mutex_unlock(&count_lock);
+  BOXROOT__WINDOW(BOXROOT__AT_FLAG_LOWERED, id);
 }
 
 /* If the domain of `state` (this thread's, or its hook's) has finished
@@ -230,7 +313,7 @@ static void reset_count(void)
 static void uncount_if_done(boxroot__domain_state *state)
 {
   int id = boxroot__compat_domain_id(state);
-  if (counted_in[id] != 0 && boxroot__compat_marking_done(state)) uncount_domain(id);
+  if (counted(id) && boxroot__compat_marking_done(state)) uncount_domain(id);
 }
 
 /* ---- Stamps (S) ---- */
@@ -249,9 +332,9 @@ _Static_assert(2 * AGING_CYCLES + 1 < STAMP_PERIOD, "an old stamp must not come 
 _Static_assert(STAMP_PERIOD < ((uintptr_t)1 << (64 - BOXROOT__STAMP_SHIFT)),
                "stamps fit above the key");
 
-static uintptr_t stamp_of_cycle(uint32_t cycle)
+static uintptr_t stamp_of_cycle(uint64_t c)
 {
-  return ((uintptr_t)(cycle % STAMP_PERIOD) + 1) << BOXROOT__STAMP_SHIFT;
+  return ((uintptr_t)(c % STAMP_PERIOD) + 1) << BOXROOT__STAMP_SHIFT;
 }
 
 static inline int stamp_is_current(pool *p) { return pool_stamp(p) == boxroot__current_stamp(); }
@@ -276,7 +359,7 @@ struct directory {
   uintptr_t *retired[RETIRED_MAX];
   int retired_count;
   size_t hand;
-  uint32_t aged_cycle;
+  uint64_t aged_cycle;
 };
 static struct directory directories[BOXROOT__MAX_DOMAINS];
 
@@ -358,9 +441,10 @@ void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int ho
     (void)darken_values; (void)state;
 #endif
   }
-  int wide = marking_pools_may_be_marked();
-  p->wide_epoch = wide ? current_epoch() : 0;
-  uintptr_t wosize = wide ? (uintptr_t)POOL_SLOTS : (uintptr_t)(p->fresh - p->slots);
+  /* M1: the terminated owner's marker may still load this header. */
+  if (holds_values && (boxroot__compat_marking_in_progress() || marking_pools_may_be_marked()))
+    p->frozen_epoch = (uint32_t)current_epoch();
+  uintptr_t wosize = (uintptr_t)(p->fresh - p->slots);
 #ifndef BOXROOT_TESTING_JOIN_UNMARKED /* a broken build for tests */
   p->block_header = boxroot__compat_allocation_header(wosize);
 #else
@@ -371,10 +455,17 @@ void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int ho
   if (!list_pool(dir, p)) dir->unlisted++;
 }
 
-void boxroot__marking_leave(pool *p, int id)
+void boxroot__marking_leave(pool *p, int id, int holds_values)
 {
   if (!boxroot__compat_marks_pools_as_blocks()) return;
   struct directory *dir = &directories[id];
+  /* M1: a marker that loads this header from now on leaves it alone. */
+#ifndef BOXROOT_TESTING_LEAVE_UNMARKED /* a broken build for tests */
+  if (!holds_values)
+    p->block_header = boxroot__compat_marked_header((uintptr_t)(p->fresh - p->slots));
+#else
+  (void)holds_values;
+#endif
   size_t i = p->listed_at;
   if (i == 0) {
     dir->unlisted--;
@@ -396,10 +487,21 @@ int boxroot__marking_list_again(pool *p, int id)
   if (!list_pool(dir, p)) return 0;
   dir->unlisted--;
   /* At the cycle start, before the directory is darkened: reached (M1),
-     and no other marker reads it any more. */
-  p->wide_epoch = 0;
+     and no other marker reads it any more. Its stamp may be of any age:
+     the aging hand did not visit it (S). */
   p->block_header = boxroot__compat_unmarked_header((uintptr_t)(p->fresh - p->slots));
+#ifndef BOXROOT_TESTING_RELIST_KEEPS_STAMP /* a broken build for tests */
+  pool_set_stamp(p, 0);
+#endif
   return 1;
+}
+
+int boxroot__marking_may_grow(pool *p)
+{
+  /* M1: frozen in the cycle it was adopted in (a false match 2^32 cycles
+     later only delays its growth by one cycle). */
+  return !boxroot__compat_marks_pools_as_blocks() || p->listed_at == 0
+    || p->frozen_epoch != (uint32_t)current_epoch();
 }
 
 void boxroot__marking_resize(pool *p)
@@ -407,35 +509,57 @@ void boxroot__marking_resize(pool *p)
   /* Only a listed pool's header is read (weak pools, unlisted ones:
      boxroot__marking_list_again sizes it). */
   if (!boxroot__compat_marks_pools_as_blocks() || p->listed_at == 0) return;
-  if (p->wide_epoch != 0) {
-    if (p->wide_epoch == current_epoch()) return; /* M1's race */
-    p->wide_epoch = 0;
-  }
+  BOXROOT__ASSERT(boxroot__marking_may_grow(p));
   p->block_header = boxroot__compat_header_with_wosize(p->block_header,
                                                        (uintptr_t)(p->fresh - p->slots));
 }
 
+#ifdef BOXROOT_TESTING
+/* M1, at the cycle start: every pool listed is a block the marker will
+   read whole, in a colour it does not skip, or one whose values this
+   cycle has darkened already (an orphan adopted in this very section). */
+static void check_listed_headers(struct directory *dir)
+{
+  for (size_t i = 1; i <= dir->used; i++) {
+    if (dir->block[i] & 1) continue; /* a hole */
+    pool *p = pool_of_slot((void *)dir->block[i]);
+    BOXROOT__ASSERT(boxroot__compat_header_wosize(p->block_header)
+                    == (uintptr_t)(p->fresh - p->slots));
+    BOXROOT__ASSERT(!boxroot__compat_header_is_marked(p->block_header)
+                    ? boxroot__compat_header_is_unmarked(p->block_header)
+                    : p->frozen_epoch == (uint32_t)current_epoch()
+                      || pool_stamp(p) == boxroot__current_stamp());
+  }
+}
+#else
+static void check_listed_headers(struct directory *dir) { (void)dir; }
+#endif
+
 void boxroot__marking_start(int id, boxroot__domain_state *domain_state)
 {
+  struct directory *dir = &directories[id];
+  check_listed_headers(dir);
   /* The stamp of this cycle (S): the same for every domain's hook. */
 #ifndef BOXROOT_TESTING_NO_STAMP_SWITCH /* a broken build for tests */
-  boxroot__store(&boxroot__marking_stamp, stamp_of_cycle(boxroot__compat_cycle()), RELAXED);
+  boxroot__store(&boxroot__marking_stamp, stamp_of_cycle(cycle()), RELAXED);
 #else
   (void)stamp_of_cycle;
 #endif
-  struct directory *dir = &directories[id];
+  BOXROOT__WINDOW(BOXROOT__AT_STAMP_SWITCHED, id);
   if (dir->listed == 0) return;
   /* Counted before its pools can be marked; no reset runs meanwhile
      (M4). */
   count_domain(id);
+  BOXROOT__WINDOW(BOXROOT__AT_DIRECTORY_DARKENING, id);
   boxroot__compat_darken_block(domain_state, dir->block, dir->used);
+  BOXROOT__WINDOW(BOXROOT__AT_DIRECTORY_DARKENED, id);
 }
 
 void boxroot__marking_age(int id, void (*visit)(pool *p, void *data), void *data)
 {
   struct directory *dir = &directories[id];
-  uint32_t now = boxroot__compat_cycle();
-  uint32_t elapsed = now - dir->aged_cycle;
+  uint64_t now = cycle();
+  uint64_t elapsed = now - dir->aged_cycle;
   if (elapsed == 0 || dir->used == 0) {
     dir->aged_cycle = now;
     return;
@@ -464,13 +588,13 @@ void boxroot__marking_observe(boxroot__domain_state *domain_state)
 {
   if (domain_state == NULL) return; /* slot by slot: nothing is counted */
   if (!boxroot__compat_in_main_marking_phase()) {
-    if (marking_pools_may_be_marked()) reset_count();
+    if (marking_pools_may_be_marked()) reset_count(boxroot__compat_domain_id(domain_state));
   } else {
     uncount_if_done(domain_state);
   }
   /* Its marker reads no directory any more. */
   int id = boxroot__compat_domain_id(domain_state);
-  if (directories[id].retired_count != 0 && counted_in[id] == 0)
+  if (directories[id].retired_count != 0 && !counted(id))
     free_retired(&directories[id]);
 }
 
@@ -488,10 +612,24 @@ static inline void darken_slots(void **from, void **to, boxroot__domain_state *s
 #endif
 }
 
+/* Another domain's barrier (M5): the value of `slot`, whenever marking
+   is in progress. */
+static inline void darken_for_another_domain(void **slot, boxroot__domain_state *state)
+{
+#if defined(BOXROOT_TESTING_NO_DELETION_BARRIER) /* broken builds for tests */
+  (void)slot; (void)state;
+#elif defined(BOXROOT_TESTING_BARRIER_NEEDS_FLAG)
+  darken_slots(slot, slot + 1, state);
+#else
+  if (boxroot__compat_marking_in_progress()) boxroot__compat_darken_slots(state, slot, slot + 1);
+#endif
+}
+
 /* Darkens every value of the pool (M3) and makes its stamp current: the
    owner, lock held or in its scan hook. */
 static void snapshot_pool(pool *p, boxroot__domain_state *state)
 {
+  BOXROOT__WINDOW(BOXROOT__AT_SNAPSHOT, pool_owner(p));
   uncount_if_done(state);
   darken_slots(p->slots, p->fresh, state);
   pool_set_stamp(p, boxroot__current_stamp());
@@ -528,6 +666,7 @@ void boxroot__marking_owner_barrier(pool *p, void **slot, boxroot__domain_state 
     snapshot_pool(p, state);
     return;
   }
+  BOXROOT__WINDOW(BOXROOT__AT_OWNER_BARRIER, pool_owner(p));
   darken_slots(slot, slot + 1, state);
 }
 
@@ -553,8 +692,11 @@ bool boxroot__modify_marking(boxroot *r, value v)
       boxroot__marking_owner_barrier(p, (void **)root, state);
     } else {
       /* Another domain's pool: this root's old value only, so as not to
-         read slots that their owner writes. */
-      darken_slots((void **)root, (void **)root + 1, state);
+         read slots that their owner writes; whenever marking is in
+         progress, whether or not the owner has darkened its directory
+         yet (M5). */
+      BOXROOT__WINDOW(BOXROOT__AT_OTHER_DOMAIN_BARRIER, boxroot__compat_domain_id(state));
+      darken_for_another_domain((void **)root, state);
     }
   }
   if (boxroot__compat_may_be_young(v) && pool_class(p) != CLASS_YOUNG)
@@ -577,8 +719,9 @@ void boxroot__marking_quiesce(void)
   /* Completing the current cycle empties every mark stack; the hooks are
      gone, so the next cycle pushes no directory, and no marker reads one
      any more. */
-  if (marking_pools_may_be_marked()) boxroot__compat_finish_major_cycle();
-  reset_count();
+  if (marking_pools_may_be_marked() || boxroot__compat_marking_in_progress())
+    boxroot__compat_finish_major_cycle();
+  reset_count(-1);
   for (int id = 0; id < BOXROOT__MAX_DOMAINS; id++) {
     free_retired(&directories[id]);
     free(directories[id].block);

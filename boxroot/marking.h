@@ -12,15 +12,20 @@
    pools hold no value and are not listed): it is listed in, or removed
    from, the domain's directory (M0), and its colour and stamp are set
    (M1, S).
-   `holds_values`: whether `p` may hold values (an adopted orphan), which
-   are darkened if marking is in progress and the marker has not reached
-   the pool. `state`: domain id's (its lock held, or its hook). Listing
-   needs memory: a pool that cannot be listed is counted as unlisted. */
+   `holds_values`: whether `p` may hold values (an orphan, given up or
+   adopted); an adopted one's values are darkened if marking is in
+   progress and the marker has not reached the pool. `state`: domain
+   id's (its lock held, or its hook). Listing needs memory: a pool that
+   cannot be listed is counted as unlisted. */
 void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int holds_values);
-void boxroot__marking_leave(pool *p, int id);
+void boxroot__marking_leave(pool *p, int id, int holds_values);
 
-/* `p`'s slots handed out changed (pool.c): its block's size follows, if
-   it may (M1). Its owner, lock held. */
+/* Whether `p` may hand out fresh slots now: not in the cycle in which it
+   was adopted while another domain's marker may still load its header
+   (M1). Its owner. */
+int boxroot__marking_may_grow(pool *p);
+/* `p`'s slots handed out grew (pool.c): its block's size follows (M1).
+   Its owner, lock held. */
 void boxroot__marking_resize(pool *p);
 
 /* The cycle start, domain id's scan hook with caml_darken (scan.c):
@@ -44,7 +49,7 @@ void boxroot__marking_observe(boxroot__domain_state *domain_state);
 
 /* The marking epoch while some pool may be on a mark stack, else 0: the
    flag of marking.c (M4). */
-extern uint32_t boxroot__marking_epoch;
+extern uint64_t boxroot__marking_epoch;
 
 /* Whether some pool may be on a mark stack. */
 static inline int marking_pools_may_be_marked(void)

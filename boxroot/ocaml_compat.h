@@ -275,8 +275,12 @@ typedef struct boxroot__domain_state boxroot__domain_state;
      tag 0 and size `wosize` that the current cycle has yet to mark;
    - boxroot__compat_allocation_header(wosize): the same with the colour
      the runtime gives the blocks it allocates now;
-   - boxroot__compat_header_is_marked(header): whether the header has the
-     current cycle's MARKED colour;
+   - boxroot__compat_marked_header(wosize): the same with the colour of
+     the blocks the current cycle has marked, which markers skip;
+   - boxroot__compat_header_is_marked(header),
+     boxroot__compat_header_is_unmarked(header): whether the header has
+     the current cycle's MARKED (UNMARKED) colour;
+   - boxroot__compat_header_wosize(header): its size;
    - boxroot__compat_header_with_wosize(header, wosize): the header with
      another size;
    - boxroot__compat_marking_in_progress(): whether the current cycle's
@@ -294,13 +298,16 @@ boxroot__domain_state *boxroot__compat_state(void);
 void boxroot__compat_darken_slots(boxroot__domain_state *state, void **from, void **to);
 uintptr_t boxroot__compat_unmarked_header(uintptr_t wosize);
 uintptr_t boxroot__compat_allocation_header(uintptr_t wosize);
+uintptr_t boxroot__compat_marked_header(uintptr_t wosize);
 int boxroot__compat_header_is_marked(uintptr_t header);
+int boxroot__compat_header_is_unmarked(uintptr_t header);
+uintptr_t boxroot__compat_header_wosize(uintptr_t header);
 uintptr_t boxroot__compat_header_with_wosize(uintptr_t header, uintptr_t wosize);
 int boxroot__compat_marking_in_progress(void);
 void boxroot__compat_darken_block(boxroot__domain_state *state, uintptr_t *header, uintptr_t wosize);
 int boxroot__compat_domain_id(boxroot__domain_state *state);
 int boxroot__compat_marking_done(boxroot__domain_state *state);
-uint32_t boxroot__compat_cycle(void);
+uint64_t boxroot__compat_cycle(void);
 int boxroot__compat_in_main_marking_phase(void);
 void boxroot__compat_finish_major_cycle(void);
 

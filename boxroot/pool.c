@@ -30,7 +30,7 @@ void boxroot__pool_reset(pool *p)
   p->hot.counts = 0;
   p->fresh = p->slots;
   p->next = p->prev = NULL; /* on no ring (chunk.c links free pools) */
-  p->listed_at = p->wide_epoch = 0; /* in no directory (marking.c) */
+  p->listed_at = 0; /* in no directory (marking.c) */
 }
 
 void boxroot__pool_fill_unused(pool *p)
@@ -42,7 +42,7 @@ void boxroot__pool_fill_unused(pool *p)
 int boxroot__pool_thread_fresh(pool *p)
 {
   void **start = p->fresh, **end = pool_end(p);
-  if (start >= end) return 0;
+  if (start >= end || !boxroot__marking_may_grow(p)) return 0;
   void **stop = start + BOXROOT_FRESH_BATCH < end ? start + BOXROOT_FRESH_BATCH : end;
   /* Link [start, stop) in ascending order in front of the current list. */
   void **next = p->hot.free_list;

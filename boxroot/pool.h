@@ -64,9 +64,9 @@ struct pool {
       int barriers;
       uint32_t barriers_stamp;
       /* Where its owner's directory lists it (1-based), or 0 (marking.c,
-         M0); the epoch until which its block keeps all its slots, or 0
-         (M1). */
-      uint32_t listed_at, wide_epoch;
+         M0); the low bits of the epoch in which it hands out no fresh
+         slot (M1). */
+      uint32_t listed_at, frozen_epoch;
     };
     char header_line[CACHE_LINE];
   };

@@ -89,6 +89,7 @@
 #include "invariants.h"
 #include "marking.h"
 #include "remote.h"
+#include "window.h"
 
 struct thread_count {
   long n;          /* written by its thread only; atomic, relaxed */
@@ -160,6 +161,7 @@ static inline void publish_to(pool *p, uintptr_t *word, uintptr_t bits,
 {
   uintptr_t before = boxroot__fetch_or(word, bits, SEQ_CST);          /* D1 */
   debug_check_remote_delete(p, word, before & bits);
+  BOXROOT__WINDOW(BOXROOT__AT_REMOTE_PUBLISH, boxroot__load(&p->shared.owner, RELAXED));
   if (boxroot__load(&p->delayed_pending, SEQ_CST) == 0
       && boxroot__exchange(&p->delayed_pending, 1, SEQ_CST) == 0) {  /* D2 */
     int owner = boxroot__load(&p->shared.owner, RELAXED);
@@ -298,6 +300,7 @@ int boxroot__remote_free_delayed(pool *p, boxroot__domain_state *barrier_state)
 {
   if (boxroot__load(&p->delayed_pending, SEQ_CST) == 0) return 0;   /* C1 */
   boxroot__exchange(&p->delayed_pending, 0, SEQ_CST);               /* C2 */
+  BOXROOT__WINDOW(BOXROOT__AT_REMOTE_COLLECT, pool_owner(p));
   int freed = 0;
   for (int w = 0; w < DELAYED_WORDS; w++) {                         /* C3 */
     if (boxroot__load(&p->delayed_bits[w], SEQ_CST) == 0) continue;

@@ -42,6 +42,7 @@
 #include "marking.h"
 #include "remote.h"
 #include "ticks.h"
+#include "window.h"
 
 /* Is_block(v) && Is_young(v), i.e. v even and start < v < end, as one
    comparison (start and end are even): x = v - (start + 2) rotated right
@@ -228,6 +229,7 @@ static void scan_darken(struct boxroot_domain *d, boxroot__scanner sc,
 void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, boxroot__domain_state *domain_state)
 {
   if (boxroot_status() != BOXROOT_RUNNING) return;
+  BOXROOT__WINDOW(BOXROOT__AT_SCAN_HOOK, id);
   boxroot__marking_observe(domain_state);
   /* First publish the deletions of other domains' roots that this domain
      gathered, even if it owns no pool (remote.c). */

@@ -5,6 +5,8 @@
 #ifndef BOXROOT_TESTING_H
 #define BOXROOT_TESTING_H
 
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -24,6 +26,27 @@ void boxroot__testing_fail_directory_growth_after(long n);
    end of marking and their clearing; 0 (the default) restores the
    clearing in major slices. */
 void boxroot__testing_weak_defer_clearing(int defer);
+
+/* Window points (window.h), in test builds. `f(point, domain, data)` is
+   called at every point reached (point: an enum boxroot__window_point;
+   domain: the id the point acts for, or -1), on the thread that reaches
+   it, in whatever context it runs (a stop-the-world section, a thread
+   without a lock): it must not call into boxroot or the runtime. NULL
+   removes it. */
+typedef void (*boxroot__window_callback)(int point, int domain, void *data);
+void boxroot__testing_window_callback(boxroot__window_callback f, void *data);
+/* Seeded random delays at every point: `per_thousand` of the visits are
+   delayed by a yield or a sleep of up to `max_micros` microseconds (0:
+   no delay). */
+void boxroot__testing_window_delays(unsigned long seed, unsigned per_thousand,
+                                    unsigned max_micros);
+/* How many times point `at` was reached so far, and its name. */
+long boxroot__testing_window_visits(int at);
+char const *boxroot__testing_window_name(int at);
+
+/* The major cycle count starts `offset` cycles further on (marking.c),
+   so that a test crosses 2^32 cycles. Before any root is created. */
+void boxroot__testing_cycle_offset(uint64_t offset);
 
 /* Checks the invariants of the rings of the domain whose lock this
    thread holds (invariants.h); aborts with a message if one is broken.

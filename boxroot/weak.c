@@ -135,6 +135,7 @@
 #include "remote.h"
 #include "ticks.h"
 #include "weak.h"
+#include "window.h"
 
 _Static_assert(BOXROOT__CLASS_WEAK_YOUNG > CLASS_NONE && BOXROOT__CLASS_WEAK_OLD > CLASS_NONE,
                "weak pool classes are distinct from the strong ones (pool.h)");
@@ -369,6 +370,7 @@ bool boxroot__weak_modify_slow(boxroot_weak *w, value v)
 value boxroot__weak_get_slow(boxroot_weak w)
 {
   value v = boxroot__load((value *)w, RELAXED);
+  BOXROOT__WINDOW(BOXROOT__AT_WEAK_READ, boxroot__compat_locked_domain());
   if (v == EMPTY || !boxroot__compat_weak_read(v, READ_DARKENS, READ_CHECKS_DEAD))
     return EMPTY;
   return v;
@@ -414,6 +416,7 @@ static long retired_creations; /* atomic: of pools given back */
    beyond BOXROOT_FREE_POOLS_KEPT go back to the chunk allocator. */
 static void clear_domain(struct weak_domain *wd, int in_stw)
 {
+  BOXROOT__WINDOW(BOXROOT__AT_WEAK_CLEARING, boxroot__compat_locked_domain());
   long t0 = boxroot__ticks_now();
   pool *list = detach(wd, WEAK_OLD);
   int empty_kept = 0;

@@ -1,0 +1,169 @@
+/* C side of the window tests (OCaml 5): a slow root-darkening hook, as
+   another FFI library may chain before boxroot's, and the actions that
+   another domain runs while it waits.
+
+   The slow hook is installed before boxroot sets up, so that boxroot's
+   own hook calls it first (compat_ocaml5.c chains to the previous hook):
+   while it waits, the domain it runs for has not darkened boxroot's
+   directory yet. It waits for one darkening scan of one domain, once
+   armed, until released or until its timeout: on OCaml 5.1-5.4 the
+   other domains wait at the section's final barrier and cannot release
+   it; on 5.5 they may leave the section first. */
+#define CAML_NAME_SPACE
+#define CAML_INTERNALS
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <caml/alloc.h>
+#include <caml/domain_state.h>
+#include <caml/fail.h>
+#include <caml/major_gc.h>
+#include <caml/memory.h>
+#include <caml/roots.h>
+#include "boxroot.h"
+
+static boxroot to_root(value v) { return (boxroot)(v & ~(value)1); }
+
+static scan_roots_hook chained;
+static atomic_int armed_domain = -1;   /* the domain whose darkening waits */
+static atomic_int waiting;             /* it is waiting in the hook */
+static atomic_int released;
+static atomic_int timed_out;
+static atomic_long timeout_ms = 2000;
+
+static long now_ms(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void slow_darkening_hook(scanning_action f, scanning_action_flags flags, void *data,
+                                caml_domain_state *domain)
+{
+  if (chained != NULL) chained(f, flags, data, domain);
+  if ((flags & SCANNING_ONLY_YOUNG_VALUES) || f != (scanning_action)caml_darken) return;
+  int expected = domain->id;
+  if (!atomic_compare_exchange_strong(&armed_domain, &expected, -1)) return;
+  atomic_store(&waiting, 1);
+  long deadline = now_ms() + atomic_load(&timeout_ms);
+  while (!atomic_load(&released)) {
+    if (now_ms() > deadline) { atomic_store(&timed_out, 1); break; }
+    sched_yield();
+  }
+  atomic_store(&waiting, 0);
+}
+
+/* Before boxroot_setup (the first root created): boxroot then calls this
+   hook before its own. */
+value window_install_slow_hook(value unit)
+{
+  (void)unit;
+  chained = atomic_exchange(&caml_scan_roots_hook, slow_darkening_hook);
+  return Val_unit;
+}
+
+/* The next darkening scan of the calling domain waits (at most
+   `timeout` ms) until window_release. */
+value window_arm_this_domain(value timeout)
+{
+  atomic_store(&released, 0);
+  atomic_store(&timed_out, 0);
+  atomic_store(&timeout_ms, Long_val(timeout));
+  atomic_store(&armed_domain, Caml_state->id);
+  return Val_unit;
+}
+
+value window_disarm(value unit)
+{
+  (void)unit;
+  atomic_store(&armed_domain, -1);
+  atomic_store(&released, 1);
+  return Val_unit;
+}
+
+/* Whether the armed domain is waiting in its hook now. No allocation and
+   no poll: the caller polls (Domain.cpu_relax), so that it takes part in
+   the sections that the armed domain starts. */
+value window_waiting(value unit)
+{
+  (void)unit;
+  return Val_bool(atomic_load(&waiting));
+}
+
+value window_release(value unit)
+{
+  (void)unit;
+  atomic_store(&released, 1);
+  return Val_unit;
+}
+
+value window_timed_out(value unit)
+{
+  (void)unit;
+  return Val_bool(atomic_load(&timed_out));
+}
+
+value window_domain_id(value unit)
+{
+  (void)unit;
+  return Val_int(Caml_state->id);
+}
+
+/* What another domain does in the window: copies the value of each root
+   into `hidden` (a block allocated during marking: born marked, its
+   fields never scanned, so the copies keep the values alive only if the
+   marker marked them otherwise), then overwrites the root with (). */
+value window_hide_and_clear(value roots, value hidden)
+{
+  mlsize_t n = Wosize_val(roots);
+  for (mlsize_t i = 0; i < n; i++) {
+    boxroot r = to_root(Field(roots, i));
+    caml_modify(&Field(hidden, i), boxroot_get(r));
+    if (!boxroot_modify(&r, Val_unit)) caml_failwith("boxroot_modify");
+    /* An immediate never moves a root: r is unchanged. */
+  }
+  return Val_unit;
+}
+
+/* Empties this domain's mark stack (a domain that finished its own
+   marking early). */
+value window_finish_marking(value unit)
+{
+  (void)unit;
+  caml_finish_marking();
+  return Val_unit;
+}
+
+value window_marking_done(value unit)
+{
+  (void)unit;
+  return Val_bool(Caml_state->marking_done);
+}
+
+/* Weak roots, disguised as immediates like strong ones. */
+value window_weak_create(value v)
+{
+  boxroot_weak w = boxroot_weak_create(v);
+  if (w == NULL) caml_failwith("boxroot_weak_create");
+  return (value)w | 1;
+}
+
+static boxroot_weak to_weak(value v) { return (boxroot_weak)(v & ~(value)1); }
+
+/* Reads each weak root into `hidden` (see window_hide_and_clear). */
+value window_weak_hide(value weak_roots, value hidden)
+{
+  for (mlsize_t i = 0; i < Wosize_val(weak_roots); i++) {
+    value v;
+    if (boxroot_weak_get(to_weak(Field(weak_roots, i)), &v)) caml_modify(&Field(hidden, i), v);
+  }
+  return Val_unit;
+}
+
+value window_weak_delete(value w)
+{
+  boxroot_weak_delete(to_weak(w));
+  return Val_unit;
+}
