@@ -48,6 +48,18 @@ char const *boxroot__testing_window_name(int at);
    so that a test crosses 2^32 cycles. Before any root is created. */
 void boxroot__testing_cycle_offset(uint64_t offset);
 
+/* How many directory blocks (marking.c) are retired, not freed yet. */
+long boxroot__testing_retired_directory_blocks(void);
+
+/* With `on` non-zero, a stale marker is emulated (marking.c, M1): the
+   header of a pool that leaves a directory while marking is in progress
+   is loaded as the marker of its domain would, and written back MARKED
+   as that marker would, if it loaded it UNMARKED, after each growth of
+   the pool in the same cycle, wherever it went meanwhile. The test
+   builds' check of the headers at each cycle start then catches a size
+   undone. */
+void boxroot__testing_stale_marker(int on);
+
 /* Checks the invariants of the rings of the domain whose lock this
    thread holds (invariants.h); aborts with a message if one is broken.
    Returns 0 (nothing checked) without a lock or before setup. */

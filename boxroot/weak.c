@@ -416,7 +416,6 @@ static long retired_creations; /* atomic: of pools given back */
    beyond BOXROOT_FREE_POOLS_KEPT go back to the chunk allocator. */
 static void clear_domain(struct weak_domain *wd, int in_stw)
 {
-  BOXROOT__WINDOW(BOXROOT__AT_WEAK_CLEARING, boxroot__compat_locked_domain());
   long t0 = boxroot__ticks_now();
   pool *list = detach(wd, WEAK_OLD);
   int empty_kept = 0;
@@ -471,6 +470,7 @@ void boxroot__weak_slice(void)
   if (id < 0) return;
   struct weak_domain *wd = weak_domains[id];
   if (wd == NULL || wd->terminated || cleared_this_cycle(wd)) return;
+  BOXROOT__WINDOW(BOXROOT__AT_WEAK_CLEARING, id);
   clear_domain(wd, 0);
 }
 

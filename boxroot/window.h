@@ -14,7 +14,7 @@
 
 enum boxroot__window_point {
   BOXROOT__AT_SCAN_HOOK,           /* a scan hook, past its status check */
-  BOXROOT__AT_STAMP_SWITCHED,      /* S: the cycle's stamp stored */
+  BOXROOT__AT_STAMP_SWITCHED,      /* S: the stamp stored, a domain with pools */
   BOXROOT__AT_DIRECTORY_DARKENING, /* M0: before a directory is darkened */
   BOXROOT__AT_DIRECTORY_DARKENED,  /* M0: after */
   BOXROOT__AT_FLAG_RAISED,         /* M4 */
@@ -26,7 +26,7 @@ enum boxroot__window_point {
   BOXROOT__AT_ORPHANING,           /* a terminating domain, before orphaning */
   BOXROOT__AT_REMOTE_PUBLISH,      /* D1 done, before D2 */
   BOXROOT__AT_REMOTE_COLLECT,      /* C2 done, before C3 */
-  BOXROOT__AT_WEAK_CLEARING,       /* W3: before a domain clears */
+  BOXROOT__AT_WEAK_CLEARING,       /* W3: before a domain clears, in a slice */
   BOXROOT__AT_WEAK_READ,           /* W4: the read barrier's slow path */
   BOXROOT__AT_SLICE_HOOK,          /* a major slice hook, past its check */
   BOXROOT__AT_TEARDOWN,            /* teardown, hooks removed, before waiting */

@@ -26,6 +26,12 @@ external check_invariants : unit -> bool = "test_check_invariants"
 external create_unlocked : 'a -> int = "test_create_unlocked"
 external modify_unlocked : root -> 'a -> int = "test_modify_unlocked"
 external create_foreign_thread : int -> int = "test_create_foreign_thread"
+(* Test builds only (testing.h); they raise Failure otherwise. *)
+external fail_directory_growth_after : int -> unit = "test_fail_directory_growth_after"
+external cycle_offset : int -> unit = "test_cycle_offset"
+external retired_directory_blocks : unit -> int = "test_retired_directory_blocks"
+external stale_marker : bool -> unit = "test_stale_marker"
+external domain_id : unit -> int = "test_domain_id"
 
 let not_setup = 0 and running = 1 and tore_down = 2
 

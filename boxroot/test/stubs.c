@@ -207,3 +207,44 @@ value test_marking_started(value unit)
   return Val_bool(caml_gc_phase == Phase_sweep_and_mark_main);
 #endif
 }
+
+/* Test-build entry points (testing.h); they fail in other builds. */
+#ifdef BOXROOT_TESTING
+value test_fail_directory_growth_after(value n)
+{
+  boxroot__testing_fail_directory_growth_after(Long_val(n));
+  return Val_unit;
+}
+value test_cycle_offset(value n)
+{
+  boxroot__testing_cycle_offset((uint64_t)Long_val(n));
+  return Val_unit;
+}
+value test_retired_directory_blocks(value unit)
+{
+  (void)unit;
+  return Val_long(boxroot__testing_retired_directory_blocks());
+}
+value test_stale_marker(value on)
+{
+  boxroot__testing_stale_marker(Bool_val(on));
+  return Val_unit;
+}
+#else
+static value not_a_test_build(value v)
+{
+  (void)v;
+  caml_failwith("this entry point needs the test build of boxroot (BOXROOT_TESTING)");
+}
+value test_fail_directory_growth_after(value n) { return not_a_test_build(n); }
+value test_cycle_offset(value n) { return not_a_test_build(n); }
+value test_retired_directory_blocks(value unit) { return not_a_test_build(unit); }
+value test_stale_marker(value on) { return not_a_test_build(on); }
+#endif
+
+/* The id of this thread's domain (0 on OCaml 4.14). */
+value test_domain_id(value unit)
+{
+  (void)unit;
+  return Val_int(boxroot__compat_locked_domain());
+}

@@ -18,14 +18,34 @@
      old stamps; the broken build has no hand, so one group's deletions
      take the fast path without barrier, and its values are lost.
 
-   BOXROOT_RULES ("join age" by default) selects the scenarios;
+   - S, relisting: the same groups, in pools that cannot be listed (the
+     directory cannot grow: an injected failure), darkened slot by slot
+     at each cycle start (M0), which the aging hand does not visit. When
+     the directory can grow again, they are listed at the next cycle
+     start, and their roots deleted during that cycle's marking: a
+     relisted pool must not keep the stamp it had (test/broken/relist
+     does, and one group, whose stamp came back, loses its values).
+   - M4, S, 2^32 cycles: the cycle count starts 4 cycles before 2^32
+     (testing.h), and roots are deleted during the marking of each of 7
+     consecutive cycles. A count or epoch of 32 bits wraps there
+     (test/broken/wrap): the epoch of cycle 2^32 - 1 is 0, which reads as
+     "no pool on a mark stack", and the barrier darkens nothing.
+   - M4, retired directories: a directory that grows during marking
+     retires its old block, which the marker may still read; once the
+     cycle is over, the next scan frees it.
+
+   BOXROOT_RULES ("relist join age retired" by default; "wrap" runs
+   alone: it moves the cycle count) selects the scenarios;
    BOXROOT_HAZARD_EXPECT_LOSS=1 expects losses instead (broken builds,
-   OCaml 5; up to three rounds, as in test_hazard). *)
+   OCaml 5; up to three rounds, as in test_hazard). relist needs a fresh
+   process: its directory must not have grown before. *)
 open Boxroot_test
 
 let expect_loss = env_int "BOXROOT_HAZARD_EXPECT_LOSS" 0 = 1
 let scenarios =
-  String.split_on_char ' ' (Option.value (Sys.getenv_opt "BOXROOT_RULES") ~default:"join age")
+  String.split_on_char ' '
+    (Option.value (Sys.getenv_opt "BOXROOT_RULES") ~default:"relist join age retired")
+let multicore = Sys.ocaml_release.Sys.major >= 5
 
 external forget : Obj.t array -> unit = "hazard_forget"
 
@@ -63,7 +83,11 @@ let join_colour r =
 let group_size = 5_000
 let stamps = 7
 
-let stamp_age r =
+let groups_per_stamp name r =
+  (* Set up, and one cycle start seen, so that every stamp is a cycle's
+     (before the first cycle start, the stamp is 0). *)
+  ignore (setup ());
+  Gc.major ();
   let groups = ref [] and seen = Array.make stamps false and tries = ref 0 in
   while Array.exists not seen && !tries < 100 do
     incr tries;
@@ -75,13 +99,19 @@ let stamp_age r =
       Gc.minor ()
     end
   done;
-  check (Array.for_all Fun.id seen) "age, round %d: cycles missed some stamps" r;
-  let roots = Array.concat !groups in
-  let total = Array.length roots in
-  let weak = Weak.create total in
+  check (Array.for_all Fun.id seen) "%s, round %d: cycles missed some stamps" name r;
+  Array.concat !groups
+
+let watch roots =
+  let weak = Weak.create (Array.length roots) in
   Array.iteri (fun i root -> Weak.set weak i (Some (get root))) roots;
-  Gc.full_major ();
-  check (drive_into_marking ()) "age, round %d: the runtime never started marking" r;
+  weak
+
+(* During the marking under way: the roots' values copied into a block
+   that the marker will not scan, the roots deleted, the cycle finished.
+   Returns how many values were lost. *)
+let delete_during_marking roots weak =
+  let total = Array.length roots in
   let hidden = Array.make total (Obj.repr 0) in (* > Max_young_wosize *)
   for i = 0 to total - 1 do hidden.(i) <- get roots.(i) done;
   Array.iter delete roots;
@@ -91,11 +121,71 @@ let stamp_age r =
   forget hidden;
   lost
 
-let run name f =
+let stamp_age r =
+  let roots = groups_per_stamp "age" r in
+  let weak = watch roots in
+  Gc.full_major ();
+  check (drive_into_marking ()) "age, round %d: the runtime never started marking" r;
+  delete_during_marking roots weak
+
+let relist r =
+  fail_directory_growth_after 0;
+  let roots = groups_per_stamp "relist" r in
+  let weak = watch roots in
+  fail_directory_growth_after (-1);
+  (* The next cycle start lists them again: where cycles start by marking
+     (before OCaml 5.5), the one after the cycle under way. *)
+  if marking_started () then Gc.major ();
+  check (drive_into_marking ()) "relist, round %d: the runtime never started marking" r;
+  delete_during_marking roots weak
+
+(* The cycle count crosses 2^32 (set at startup, below). *)
+let wrap_start = (1 lsl 32) - 4
+let cycle () = (Gc.quick_stat ()).Gc.major_collections
+let wrap r =
+  let offset = wrap_start - cycle () in
+  if r = 1 then cycle_offset offset;
+  let lost = ref 0 and seen = ref [] in
+  for _ = 1 to 7 do
+    let roots = Array.init 2_000 (fun i -> create (ref i)) in
+    let weak = watch roots in
+    Gc.minor ();
+    check (drive_into_marking ()) "wrap, round %d: the runtime never started marking" r;
+    seen := (cycle () + offset) :: !seen;
+    lost := !lost + delete_during_marking roots weak
+  done;
+  check (List.mem ((1 lsl 32) - 1) !seen)
+    "wrap, round %d: no roots deleted during the marking of cycle 2^32 - 1 (cycles %s)" r
+    (String.concat " " (List.rev_map string_of_int !seen));
+  !lost
+
+(* M4, retired directory blocks: this domain, counted at a cycle start,
+   grows its directory during that cycle's marking (its old block is
+   retired, since the marker may still read it). Once that cycle is
+   over, a later scan must free the block, however the count of the
+   cycle ended (here the cycles are finished by Gc.full_major, and no
+   scan sees this domain's marking done during the main marking phase:
+   the count is reset at a later phase instead). Returns the retired
+   blocks left, as "values lost". *)
+let retired r =
+  Gc.full_major ();
+  let some = Array.init 1_000 (fun i -> create i) in
+  check (drive_into_marking ()) "retired, round %d: the runtime never started marking" r;
+  let before = retired_directory_blocks () in
+  (* More pools than the directory holds: it grows. *)
+  let more = Array.init 200_000 (fun i -> create i) in
+  check (retired_directory_blocks () > before) "retired, round %d: no block retired" r;
+  for _ = 1 to 3 do Gc.full_major () done;
+  let left = retired_directory_blocks () in
+  Array.iter delete some;
+  Array.iter delete more;
+  left
+
+let run ?(rounds = 3) name f =
   if List.mem name scenarios then begin
     let r = ref 0 and lost = ref 0 in
     if expect_loss then begin
-      while !lost = 0 && !r < 3 do
+      while !lost = 0 && !r < rounds do
         incr r;
         lost := f !r;
         Printf.printf "%s, round %d: %d values lost\n%!" name !r !lost
@@ -103,7 +193,7 @@ let run name f =
       check (Sys.ocaml_release.Sys.major < 5 || !lost > 0)
         "%s: the broken build lost no value in %d rounds" name !r
     end else
-      for round = 1 to 3 do
+      for round = 1 to rounds do
         let k = f round in
         check (k = 0) "%s, round %d: %d values lost" name round k
       done
@@ -111,6 +201,13 @@ let run name f =
 
 let () =
   let ballast_owner = install_ballast ~control:expect_loss in
+  if multicore then begin
+    (* Once each: relist needs a directory that never grew, wrap moves
+       the cycle count for good. *)
+    run ~rounds:1 "relist" relist;
+    run ~rounds:1 "wrap" wrap;
+    run ~rounds:1 "retired" retired
+  end;
   run "join" join_colour;
   run "age" stamp_age;
   ignore (Sys.opaque_identity ballast_owner);

@@ -12,6 +12,7 @@
 #define CAML_NAME_SPACE
 #define CAML_INTERNALS
 #include <errno.h>
+#include <stdlib.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -165,5 +166,149 @@ value window_weak_hide(value weak_roots, value hidden)
 value window_weak_delete(value w)
 {
   boxroot_weak_delete(to_weak(w));
+  return Val_unit;
+}
+
+/* ---- Holding a domain at a window point (test builds: window.h) ---- */
+#ifdef BOXROOT_TESTING
+#include "testing.h"
+
+static atomic_int hold_point = -1, hold_domain = -2;
+/* The held domain's state: it waits at its point (HELD) until another
+   domain takes it (TAKEN), or gives up after a while and waits for the
+   next visit (ARMED again): a visit from an opportunistic slice inside a
+   stop-the-world section cannot be taken, since the other domains are in
+   the section too. */
+enum { IDLE, ARMED, HELD, TAKEN, DONE };
+static atomic_int hold_state = IDLE;
+static atomic_int go; /* the taker acted */
+static atomic_long hold_after_go_ms, hold_timeout_ms;
+
+static void sleep_ms(long ms)
+{
+  struct timespec t = { ms / 1000, (ms % 1000) * 1000000 };
+  nanosleep(&t, NULL);
+}
+
+/* At the point: held until taken (or given up on after 200 ms), then
+   until window_hold_go, then `after_go` ms more; `timeout` ms at most
+   in all. */
+static void hold_at_point(int point, int domain, void *data)
+{
+  (void)data;
+  if (point != atomic_load(&hold_point)) return;
+  int want = atomic_load(&hold_domain);
+  if (want != -1 && domain != want) return;
+  int expected = ARMED;
+  if (!atomic_compare_exchange_strong(&hold_state, &expected, HELD)) return;
+  long start = now_ms(), deadline = start + atomic_load(&hold_timeout_ms);
+  while (atomic_load(&hold_state) == HELD) {
+    expected = HELD;
+    if (now_ms() > start + 200
+        && atomic_compare_exchange_strong(&hold_state, &expected, ARMED)) return;
+    sched_yield();
+  }
+  while (!atomic_load(&go) && now_ms() < deadline) sched_yield();
+  if (atomic_load(&go)) sleep_ms(atomic_load(&hold_after_go_ms));
+  atomic_store(&hold_state, DONE);
+}
+
+/* The next visit of point `point` by domain `domain` (-1: any) that
+   another domain takes (window_take_hold) waits for window_hold_go,
+   then `after_go` ms; `timeout` ms at most. */
+value window_hold(value point, value domain, value after_go, value timeout)
+{
+  atomic_store(&go, 0);
+  atomic_store(&hold_after_go_ms, Long_val(after_go));
+  atomic_store(&hold_timeout_ms, Long_val(timeout));
+  atomic_store(&hold_domain, Int_val(domain));
+  atomic_store(&hold_point, Int_val(point));
+  atomic_store(&hold_state, ARMED);
+  boxroot__testing_window_callback(hold_at_point, NULL);
+  return Val_unit;
+}
+
+/* Whether this call took a held domain: it waits until window_hold_go. */
+value window_take_hold(value unit)
+{
+  (void)unit;
+  int expected = HELD;
+  return Val_bool(atomic_compare_exchange_strong(&hold_state, &expected, TAKEN));
+}
+
+/* Whether a domain was held and taken. */
+value window_hold_taken(value unit)
+{
+  (void)unit;
+  int s = atomic_load(&hold_state);
+  return Val_bool(s == TAKEN || s == DONE);
+}
+
+value window_hold_go(value unit)
+{
+  (void)unit;
+  atomic_store(&go, 1);
+  return Val_unit;
+}
+
+value window_point_visits(value point)
+{
+  return Val_long(boxroot__testing_window_visits(Int_val(point)));
+}
+
+value window_point_name(value point)
+{
+  return caml_copy_string(boxroot__testing_window_name(Int_val(point)));
+}
+
+value window_teardown(value unit)
+{
+  (void)unit;
+  boxroot_teardown();
+  return Val_unit;
+}
+#endif
+
+#include <string.h>
+#include "window.h"
+
+/* The number of the window point named `name` (window.c), or -1. */
+value window_point_of_name(value name)
+{
+#ifdef BOXROOT_TESTING
+  for (int i = 0; i < BOXROOT__WINDOW_POINTS; i++)
+    if (strcmp(boxroot__testing_window_name(i), String_val(name)) == 0) return Val_int(i);
+#endif
+  (void)name;
+  return Val_int(-1);
+}
+
+#include <pthread.h>
+#include <caml/signals.h>
+
+struct weak_batch { boxroot_weak *roots; long n; };
+
+static void *delete_weak_batch(void *arg)
+{
+  struct weak_batch *b = arg;
+  for (long i = 0; i < b->n; i++) boxroot_weak_delete(b->roots[i]);
+  return NULL;
+}
+
+/* Deletes every weak root of `weak_roots` from a thread without any
+   lock. */
+value window_weak_delete_foreign(value weak_roots)
+{
+  long n = (long)Wosize_val(weak_roots);
+  boxroot_weak *roots = malloc(n * sizeof *roots);
+  if (roots == NULL) caml_failwith("window_weak_delete_foreign: out of memory");
+  for (long i = 0; i < n; i++) roots[i] = to_weak(Field(weak_roots, i));
+  struct weak_batch b = { roots, n };
+  pthread_t t;
+  caml_enter_blocking_section();
+  pthread_create(&t, NULL, delete_weak_batch, &b);
+  pthread_join(t, NULL);
+  caml_leave_blocking_section();
+  free(roots);
   return Val_unit;
 }
