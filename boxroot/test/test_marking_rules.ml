@@ -139,21 +139,34 @@ let relist r =
   check (drive_into_marking ()) "relist, round %d: the runtime never started marking" r;
   delete_during_marking roots weak
 
-(* The cycle count crosses 2^32 (set at startup, below). *)
+(* The cycle count crosses 2^32. Each round deletes, during the marking
+   of one cycle, roots created before that cycle started, and creates
+   the roots of the next round: the rounds cover consecutive cycles. *)
 let wrap_start = (1 lsl 32) - 4
 let cycle () = (Gc.quick_stat ()).Gc.major_collections
 let wrap r =
   let offset = wrap_start - cycle () in
-  if r = 1 then cycle_offset offset;
-  let lost = ref 0 and seen = ref [] in
-  for _ = 1 to 7 do
+  cycle_offset offset;
+  let make () =
     let roots = Array.init 2_000 (fun i -> create (ref i)) in
-    let weak = watch roots in
-    Gc.minor ();
+    roots, watch roots in
+  let next = ref (make ()) and lost = ref 0 and seen = ref [] in
+  Gc.minor ();
+  Gc.major ();
+  for _ = 1 to 7 do
     check (drive_into_marking ()) "wrap, round %d: the runtime never started marking" r;
     seen := (cycle () + offset) :: !seen;
-    lost := !lost + delete_during_marking roots weak
+    let roots, weak = !next in
+    let hidden = Array.make (Array.length roots) (Obj.repr 0) in
+    Array.iteri (fun i root -> hidden.(i) <- get root) roots;
+    Array.iter delete roots;
+    next := make ();
+    Gc.minor ();
+    Gc.major ();
+    lost := !lost + count_lost roots weak;
+    forget hidden
   done;
+  Array.iter delete (fst !next);
   check (List.mem ((1 lsl 32) - 1) !seen)
     "wrap, round %d: no roots deleted during the marking of cycle 2^32 - 1 (cycles %s)" r
     (String.concat " " (List.rev_map string_of_int !seen));

@@ -23,7 +23,8 @@
 open Boxroot_test
 
 external hold : int -> int -> int -> int -> unit = "window_hold"
-external take_hold : unit -> bool = "window_take_hold"
+external wait_to_take_hold : unit -> bool = "window_wait_to_take_hold"
+external set_triggered : bool -> unit = "window_set_marking_on"
 external hold_taken : unit -> bool = "window_hold_taken"
 external hold_go : unit -> unit = "window_hold_go"
 external point : string -> int = "window_point_of_name"
@@ -46,15 +47,15 @@ let window_opens scenario =
 let teardown_while_held scenario at ~trigger ~delete_all =
   let p = point at in
   check (p >= 0) "no window point %S" at;
-  let triggered = Atomic.make false in
+  set_triggered false;
   let w = Domain.spawn (fun () ->
-      while not (take_hold () || Atomic.get triggered) do Domain.cpu_relax () done;
+      ignore (wait_to_take_hold ());
       delete_all ();
       hold_go ();
       teardown_now ()) in
   hold p (domain_id ()) 100 2000;
   trigger ();
-  Atomic.set triggered true;
+  set_triggered true;
   Domain.join w;
   if window_opens scenario then
     check (hold_taken ()) "no domain was held at the window point %S" at;

@@ -35,6 +35,8 @@ external install_slow_hook : unit -> unit = "window_install_slow_hook"
 external arm_this_domain : int -> unit = "window_arm_this_domain"
 external disarm : unit -> unit = "window_disarm"
 external waiting : unit -> bool = "window_waiting"
+external set_marking_on : bool -> unit = "window_set_marking_on"
+external wait_for_window : unit -> bool = "window_wait_for_window"
 external release : unit -> unit = "window_release"
 external timed_out : unit -> bool = "window_timed_out"
 external hide_and_clear : root array -> Obj.t array -> unit = "window_hide_and_clear"
@@ -71,21 +73,25 @@ let count_lost weak =
    previous cycle completed, before marking starts. *)
 let in_window ?(keep_domain = false) ?(timeout = 2000) ?(before_marking = ignore)
     prepare act =
-  let ready = Atomic.make false and marking_on = Atomic.make false in
+  let ready = Atomic.make false in
+  set_marking_on false;
   let d = Domain.spawn (fun () ->
       let state = prepare () in
       Atomic.set ready true;
-      while not (waiting () || Atomic.get marking_on) do Domain.cpu_relax () done;
-      let inside = waiting () in
+      let inside = wait_for_window () in
       let r = act state in
       if not keep_domain then release ();
       (r, inside)) in
   while not (Atomic.get ready) do Domain.cpu_relax () done;
   Gc.full_major ();
+  (* Where cycles start by marking (before 5.5), the next cycle start:
+     the hook is armed for it. *)
+  let start_cycle = marking_started () in
   before_marking ();
   arm_this_domain timeout;
+  if start_cycle then Gc.major ();
   check (drive_into_marking ()) "the runtime never started marking";
-  Atomic.set marking_on true;
+  set_marking_on true;
   let r, inside = Domain.join d in
   let late = timed_out () in
   disarm ();

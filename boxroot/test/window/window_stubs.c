@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <time.h>
 #include <caml/alloc.h>
+#include <caml/domain.h>
 #include <caml/domain_state.h>
 #include <caml/fail.h>
 #include <caml/major_gc.h>
@@ -91,6 +92,30 @@ value window_waiting(value unit)
 {
   (void)unit;
   return Val_bool(atomic_load(&waiting));
+}
+
+static atomic_int marking_on;
+
+value window_set_marking_on(value on)
+{
+  atomic_store(&marking_on, Bool_val(on));
+  return Val_unit;
+}
+
+/* Waits until the armed domain waits in its hook (true) or
+   window_set_marking_on (false), taking part in the sections others
+   start but running no major slice of its own: a slice may need a
+   section of its own, which could not start before the waiting domain
+   left the current one. */
+value window_wait_for_window(value unit)
+{
+  (void)unit;
+  while (1) {
+    if (atomic_load(&waiting)) return Val_true;
+    if (atomic_load(&marking_on)) return Val_false;
+    caml_handle_incoming_interrupts();
+    sched_yield();
+  }
 }
 
 value window_release(value unit)
@@ -234,6 +259,20 @@ value window_take_hold(value unit)
   (void)unit;
   int expected = HELD;
   return Val_bool(atomic_compare_exchange_strong(&hold_state, &expected, TAKEN));
+}
+
+/* Takes a held domain (true), or returns false once
+   window_set_marking_on: as window_wait_for_window, without slices. */
+value window_wait_to_take_hold(value unit)
+{
+  (void)unit;
+  while (1) {
+    int expected = HELD;
+    if (atomic_compare_exchange_strong(&hold_state, &expected, TAKEN)) return Val_true;
+    if (atomic_load(&marking_on)) return Val_false;
+    caml_handle_incoming_interrupts();
+    sched_yield();
+  }
 }
 
 /* Whether a domain was held and taken. */
