@@ -65,7 +65,9 @@ test-package:
 
 # The OCaml library as installed (dune install --prefix into a fresh
 # directory), used by a dune project outside the repository through
-# `boxroot` and `boxroot.debug` (tools/test-install.sh).
+# `boxroot` and `boxroot.debug`; the two wrong combinations of library and
+# -DBOXROOT_DEBUG must fail to link with self-explaining symbol names
+# (tools/test-install.sh).
 test-install:
 	@$(TOOLCHAIN) && tools/test-install.sh
 

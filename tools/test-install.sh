@@ -10,6 +10,11 @@
 #   - against `boxroot`;
 #   - against `boxroot.debug`, stubs compiled with -DBOXROOT_DEBUG, where
 #     deleting a root twice must also abort with the debug build's message.
+# Then the two wrong combinations of build and flag must fail to link,
+# every undefined boxroot symbol saying what to do (boxroot_internal.h,
+# "Build check"): `boxroot.debug` with stubs compiled without
+# -DBOXROOT_DEBUG (which would otherwise run without any check), and
+# `boxroot` with stubs compiled with it.
 #
 # Usage (OCaml toolchain and dune on PATH): tools/test-install.sh
 # Leaves nothing behind unless BOXROOT_KEEP_TMP=1.
@@ -123,4 +128,23 @@ for lib in boxroot boxroot.debug; do
       || fail "$lib: a double delete was not reported"
   fi
 done
+# A wrong combination: $1 = library, $2 = C flags, $3 = what every
+# undefined boxroot symbol must say.
+wrong_build() {
+  local lib="$1" flags="$2" advice="$3"
+  local dir="$work/wrong-$lib" out status=0
+  user_project "$dir" "$lib" "$flags"
+  say "dune build of a project using $lib, stubs compiled with flags '$flags'"
+  out="$(cd "$dir" && dune build --root . ./main.exe 2>&1)" || status=$?
+  [ "$status" -ne 0 ] || fail "$lib with flags '$flags': linked (no build check)"
+  local undefined
+  undefined="$(echo "$out" | grep -o "undefined reference to .boxroot[A-Za-z0-9_]*" | sort -u)"
+  [ -n "$undefined" ] || { echo "$out" >&2; fail "$lib with flags '$flags': failed, not at link time"; }
+  echo "$undefined" | sed 's/^/  /'
+  if echo "$undefined" | grep -v -q -- "$advice"; then
+    fail "$lib with flags '$flags': an undefined symbol does not say '$advice'"
+  fi
+}
+wrong_build boxroot.debug "" "__compiled_without_BOXROOT_DEBUG__link_boxroot_not_boxroot_debug"
+wrong_build boxroot "-DBOXROOT_DEBUG" "__compiled_with_BOXROOT_DEBUG__link_boxroot_debug_not_boxroot"
 say "ok"
