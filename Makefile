@@ -16,7 +16,7 @@ TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
 .PHONY: all build test test-c test-c-53 test-c-414 test-rust test-cpp test-tsan test-asan \
 	test-valgrind test-debug test-debug-runtime bench-micro-hugepages bench-micro-debug \
 	toolchain clean bench bench-weak bench-full bench-build bench-tune test-package test-install \
-	test-clients test-matrix test-soak
+	test-examples test-clients test-matrix test-soak
 
 all: build
 
@@ -32,7 +32,7 @@ build:
 # dune install, real clients). Not test-matrix: three more compilers to
 # build would take a fresh run past 40 minutes.
 test: test-c test-c-53 test-c-414 test-debug-runtime test-rust test-cpp test-asan \
-	test-valgrind test-package test-install test-clients
+	test-valgrind test-package test-install test-examples test-clients
 
 # The C library's tests, driven from OCaml (on the default OCaml, 5.5).
 test-c:
@@ -65,9 +65,18 @@ test-package:
 
 # The OCaml library as installed (dune install --prefix into a fresh
 # directory), used by a dune project outside the repository through
-# `boxroot` and `boxroot.debug` (tools/test-install.sh).
+# `boxroot` and `boxroot.debug`; the two wrong combinations of library and
+# -DBOXROOT_DEBUG must fail to link with self-explaining symbol names
+# (tools/test-install.sh).
 test-install:
 	@$(TOOLCHAIN) && tools/test-install.sh
+
+# The README's quick starts (examples/, which README.md must show
+# verbatim: tools/check-readme-examples.py), built and run outside the
+# repository against the installed library and the packaged crates, their
+# output compared with the README's (tools/test-examples.sh).
+test-examples:
+	@$(TOOLCHAIN) && tools/test-examples.sh
 
 # Real clients' own tests (ocaml-interop 0.12.0, ocaml-rs 1.3.0, fetched
 # from crates.io) on our -sys crate through [patch.crates-io]

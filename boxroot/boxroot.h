@@ -9,12 +9,21 @@
    every operation constant-time.
 
    This API is source-compatible with ocaml-boxroot 0.4: programs written
-   against it only need to be relinked.
+   against it build unchanged, but their objects must be compiled again
+   against this header (the operations are inline: an object compiled
+   against another boxroot.h fails to link, see boxroot_internal.h).
 
    Locking rules, in short (OCaml 5: "the domain lock" is the lock of any
    domain; OCaml 4.14: the master lock):
    - boxroot_create, boxroot_modify and boxroot_setup need the lock; without
-     it they fail cleanly (NULL / false, errno = EPERM).
+     it they fail cleanly (NULL / false, errno = EPERM). Except in the
+     debug build (code compiled with BOXROOT_DEBUG, linked with the
+     library boxroot.debug), which treats a create or modify without the
+     lock (strong or weak, and boxroot_weak_upgrade and
+     boxroot_weak_of_boxroot) as the misuse that the API's rule makes it:
+     it prints the call and aborts, where a program that ignored the
+     NULL / false would crash later, far from the cause (debug.c).
+     boxroot_setup fails with EPERM in both builds.
    - boxroot_get and dereferencing boxroot_get_ref need the lock, because
      the GC may be moving the value otherwise.
    - boxroot_delete can be called from any thread, with or without any
@@ -57,8 +66,9 @@ typedef struct boxroot_private *boxroot;
 
 /* `boxroot_create(v)` allocates a new root holding `v`. Needs the domain
    lock. Returns NULL on failure, and then `boxroot_error_string()` says
-   why and errno is set: EPERM (lock not held), ENOMEM (no memory for a
-   new pool), or ENOTSUP (boxroot was torn down or could not be set up).
+   why and errno is set: EPERM (lock not held; the debug build aborts
+   instead, see above), ENOMEM (no memory for a new pool), or ENOTSUP
+   (boxroot was torn down or could not be set up).
    A failure leaves every existing root untouched. The first successful
    call sets boxroot up (see `boxroot_setup`). */
 static inline boxroot boxroot_create(value v);

@@ -22,7 +22,26 @@
    named after the layout they were compiled against (BOXROOT__LAYOUT), so
    a program compiled with another pool size than the library, or against
    another version's layout, fails to link instead of running with wrong
-   masks. */
+   masks.
+
+   Build check: the same names also say which build of the library they
+   belong to, so that code compiled for one build fails to link against
+   the other, with a name that says what to do:
+   - code compiled without BOXROOT_DEBUG inlines the unchecked fast paths,
+     whose symbols only the release library (`boxroot`) defines, as
+     `..._layout4_pool14__compiled_without_BOXROOT_DEBUG__link_boxroot_not_boxroot_debug`
+     (the debug library names its own copies otherwise, BOXROOT__BUILD);
+   - code compiled with BOXROOT_DEBUG calls the checked entry points,
+     which only `boxroot.debug` defines, as
+     `boxroot__debug_delete__compiled_with_BOXROOT_DEBUG__link_boxroot_debug_not_boxroot`.
+   A link error rather than a message at run time, for the first case: it
+   comes at build time, before any code runs, whichever paths the program
+   takes (a run-time test could only fire on a call that reaches the
+   library, while the fast paths that would skip the checks do not);
+   and it costs the fast paths nothing, whereas a run-time test of the
+   build would be one more instruction on every operation. It is the
+   check an FFI user already knows from ABI mismatches, as for the
+   layout. */
 #ifndef BOXROOT_INTERNAL_H
 #define BOXROOT_INTERNAL_H
 
@@ -39,13 +58,23 @@ extern "C" {
 
 /* Bump BOXROOT__LAYOUT_VERSION whenever a structure below changes. */
 #define BOXROOT__LAYOUT_VERSION 4
-#define BOXROOT__PASTE4(a, b, c, d) a##b##c##d
-#define BOXROOT__LAYOUT_NAME(name, version, pool_log) \
-  BOXROOT__PASTE4(name, _layout, version, _pool##pool_log)
-#define BOXROOT__LAYOUT_NAME_(name, version, pool_log) \
-  BOXROOT__LAYOUT_NAME(name, version, pool_log)
+/* The build (above): the debug library's own files are compiled with
+   BOXROOT_DEBUG, except debug.c (BOXROOT__DEBUG_IMPLEMENTATION). */
+#if defined(BOXROOT_DEBUG) || defined(BOXROOT__DEBUG_IMPLEMENTATION)
+#define BOXROOT__BUILD __inside_boxroot_debug
+#else
+#define BOXROOT__BUILD __compiled_without_BOXROOT_DEBUG__link_boxroot_not_boxroot_debug
+#endif
+#define BOXROOT__PASTE5(a, b, c, d, e) a##b##c##d##e
+#define BOXROOT__LAYOUT_NAME(name, version, pool_log, build) \
+  BOXROOT__PASTE5(name, _layout, version, _pool##pool_log, build)
+#define BOXROOT__LAYOUT_NAME_(name, version, pool_log, build) \
+  BOXROOT__LAYOUT_NAME(name, version, pool_log, build)
 #define BOXROOT__LAYOUT(name) \
-  BOXROOT__LAYOUT_NAME_(name, BOXROOT__LAYOUT_VERSION, BOXROOT_POOL_LOG_SIZE)
+  BOXROOT__LAYOUT_NAME_(name, BOXROOT__LAYOUT_VERSION, BOXROOT_POOL_LOG_SIZE, BOXROOT__BUILD)
+/* The checked entry points (debug.c), named for the build check above. */
+#define BOXROOT__DEBUG_ENTRY(name) \
+  name##__compiled_with_BOXROOT_DEBUG__link_boxroot_debug_not_boxroot
 
 #define boxroot__alloc_cursor BOXROOT__LAYOUT(boxroot__alloc_cursor)
 #define boxroot__create_slow BOXROOT__LAYOUT(boxroot__create_slow)
@@ -242,6 +271,11 @@ static BOXROOT__COLD_CALL bool boxroot__modify_slow_cold(boxroot *r, value v)
    debug.c itself defines BOXROOT__DEBUG_IMPLEMENTATION instead of
    BOXROOT_DEBUG: it sees these declarations, and builds the checked
    operations on the unchecked fast paths below. */
+#define boxroot__debug_get BOXROOT__DEBUG_ENTRY(boxroot__debug_get)
+#define boxroot__debug_get_ref BOXROOT__DEBUG_ENTRY(boxroot__debug_get_ref)
+#define boxroot__debug_delete BOXROOT__DEBUG_ENTRY(boxroot__debug_delete)
+#define boxroot__debug_modify BOXROOT__DEBUG_ENTRY(boxroot__debug_modify)
+#define boxroot__debug_create BOXROOT__DEBUG_ENTRY(boxroot__debug_create)
 #if defined(BOXROOT_DEBUG) || defined(BOXROOT__DEBUG_IMPLEMENTATION)
 value boxroot__debug_get(boxroot r);
 value const *boxroot__debug_get_ref(boxroot r);

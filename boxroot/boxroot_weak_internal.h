@@ -1,5 +1,5 @@
 /* What the inline fast paths of weak roots (boxroot.h) need. NOT API,
-   under the rules of boxroot_internal.h (names, layout check).
+   under the rules of boxroot_internal.h (names, layout and build checks).
 
    Weak roots live in weak pools: pools of the same layout as strong ones
    (pool.h: free list of odd links, counts, owner word, delayed-free
@@ -64,6 +64,10 @@ void boxroot__weak_delete_local_slow(struct boxroot__pool_hot *pool);
 /* `key` is boxroot__compat_lock_key() of the calling thread. */
 void boxroot__weak_delete_other(boxroot_weak w, void const *key);
 
+#define boxroot__debug_weak_create BOXROOT__DEBUG_ENTRY(boxroot__debug_weak_create)
+#define boxroot__debug_weak_get BOXROOT__DEBUG_ENTRY(boxroot__debug_weak_get)
+#define boxroot__debug_weak_modify BOXROOT__DEBUG_ENTRY(boxroot__debug_weak_modify)
+#define boxroot__debug_weak_delete BOXROOT__DEBUG_ENTRY(boxroot__debug_weak_delete)
 #if defined(BOXROOT_DEBUG) || defined(BOXROOT__DEBUG_IMPLEMENTATION)
 boxroot_weak boxroot__debug_weak_create(value v);
 bool boxroot__debug_weak_get(boxroot_weak w, value *out);

@@ -2,7 +2,8 @@
    boxroot_delete and boxroot_modify, and the weak roots' create, get,
    modify and delete, as exported symbols, for callers that
    cannot use the `static inline` fast paths of boxroot.h (Rust through
-   ocaml-boxroot-sys, other languages' FFIs, dlsym).
+   ocaml-boxroot-sys, other languages' FFIs, dlsym); and, not API, the
+   lock test that such bindings need (boxroot__thread_holds_domain_lock).
 
    Each one is the inline fast path of boxroot.h compiled once, so it has
    exactly the semantics documented there. C and C++ code that includes
@@ -41,6 +42,7 @@ boxroot_weak boxroot_weak_create(value v);
 bool boxroot_weak_get(boxroot_weak w, value *out);
 bool boxroot_weak_modify(boxroot_weak *w, value v);
 void boxroot_weak_delete(boxroot_weak w);
+bool boxroot__thread_holds_domain_lock(void);
 
 boxroot boxroot_create(value v) { return boxroot_inline_create(v); }
 
@@ -59,3 +61,16 @@ bool boxroot_weak_get(boxroot_weak w, value *out) { return boxroot_inline_weak_g
 bool boxroot_weak_modify(boxroot_weak *w, value v) { return boxroot_inline_weak_modify(w, v); }
 
 void boxroot_weak_delete(boxroot_weak w) { boxroot_inline_weak_delete(w); }
+
+/* Whether the calling thread holds a domain lock (OCaml 4.14: the master
+   lock), for bindings that must know before they touch the runtime: the
+   Rust crate's `Runtime::init` refuses to start OCaml on a thread that
+   already holds a lock. Asking by creating a root would do, since
+   creation fails with EPERM without the lock, but the debug build
+   reports that creation as a misuse and aborts. Not API: the same test
+   as the library's own slow paths (ocaml_compat.h), with its gaps on
+   OCaml 4.14. Callable from any thread, before the runtime starts too. */
+bool boxroot__thread_holds_domain_lock(void)
+{
+  return boxroot__compat_lock_held_slow();
+}

@@ -12,10 +12,15 @@
 // - destruction needs no lock: a Root can be destroyed on any thread,
 //   including during stack unwinding.
 //
-// Uses the inline fast paths of boxroot.h (the directory boxroot/ must be
-// on the include path). As in C, `get()` returns a non-rooted value, valid
-// until the next allocation; `get_ref()` stays valid until the root is
-// modified or destroyed.
+// Uses the inline fast paths of boxroot.h, as <boxroot/boxroot.h>: the
+// layout in which both headers are installed with the OCaml libraries
+// `boxroot` and `boxroot.debug` (dune adds -I on the library's directory;
+// the debug build also needs -DBOXROOT_DEBUG, as for C). In this
+// repository, -I on its root. C++17.
+//
+// As in C, `get()` returns a non-rooted value, valid until the next
+// allocation; `get_ref()` stays valid until the root is modified or
+// destroyed.
 //
 // WeakRoot follows the same invariants, with the weak root's read
 // barrier: its value is read only through `get()`, which returns
@@ -35,7 +40,7 @@
 #include <string>
 #include <utility>
 
-#include "boxroot.h"
+#include <boxroot/boxroot.h>
 
 namespace ocaml {
 

@@ -6,11 +6,11 @@
 #   - creates 10000 roots of strings through the safe crate, compacts the
 #     heap (which moves them), reads each back, and drops them all; then
 #     the same through the raw -sys API (create, get, modify, delete);
-#   - the raw part with the -sys crate's feature `debug` (the checked C
-#     library), where deleting a root twice must also abort with the debug
-#     build's message. Not the safe part: `Runtime::init` asks whether the
-#     thread holds a domain lock by trying boxroot_create, which the debug
-#     build reports as a misuse (creating without the lock) and aborts.
+#   - both again with the -sys crate's feature `debug` (the checked C
+#     library): a Rust `main` that starts OCaml through `Runtime::init`,
+#     which must not trip the debug build's checks before OCaml runs (it
+#     asks whether the thread holds a domain lock); and deleting a root
+#     twice must abort with the debug build's message.
 # The safe crate names its dependency by registry version (^0.4.1); the
 # program's workspace points it at the unpacked -sys crate with
 # `[patch.crates-io]`, as a user of a private copy would.
@@ -174,7 +174,7 @@ build_and_run() { # $1 = label (release or debug), $2... = the program's modes
   fi
 }
 build_and_run release safe raw
-build_and_run debug raw
+build_and_run debug safe raw
 
 # The -sys crate's own tests, from the unpacked crate alone.
 say "cargo test in the unpacked ocaml-boxroot-sys"

@@ -10,7 +10,7 @@
 //! - everything that can run the GC (allocation, collections, releasing
 //!   the lock) takes `&mut Runtime`; reading the heap takes `&Runtime`.
 use crate::ffi;
-use crate::{Error, ErrorKind};
+use crate::Error;
 use ocaml_boxroot_sys as sys;
 use std::marker::PhantomData;
 use std::os::raw::c_char;
@@ -82,20 +82,13 @@ impl Runtime {
         }
     }
 
-    /// Whether this thread holds a domain lock, asked of the C library:
-    /// creating a root fails with `EPERM` exactly when it does not (it
-    /// checks the lock first, without touching the OCaml runtime, which
-    /// need not be started).
+    /// Whether this thread holds a domain lock, asked of the C library
+    /// (the test its own creation and modification make). Not by trying
+    /// `boxroot_create`: the debug build (feature `debug` of
+    /// `ocaml-boxroot-sys`) aborts on a creation without the lock.
     fn thread_holds_lock() -> bool {
-        // SAFETY: boxroot_create may be called without the lock (it fails).
-        match unsafe { sys::boxroot_create(crate::value::UNIT_RAW) } {
-            Some(probe) => {
-                // SAFETY: just created, deleted once.
-                unsafe { sys::boxroot_delete(probe) };
-                true
-            }
-            None => Error::last("boxroot_create").kind() != ErrorKind::LockNotHeld,
-        }
+        // SAFETY: callable from any thread, before OCaml starts too.
+        unsafe { sys::ext::thread_holds_domain_lock() }
     }
 
     /// Runs `f` with the capability of a thread that already holds the

@@ -152,5 +152,13 @@ pub mod ext {
         /// A new weak root holding the value of the strong root `r`;
         /// `None` on failure. Needs the domain lock.
         pub fn boxroot_weak_of_boxroot(r: BoxRoot) -> Option<BoxRootWeak>;
+        /// Whether this thread holds an OCaml domain lock (OCaml 4.14: the
+        /// master lock), as the C library's own checks see it. Any thread,
+        /// before the runtime starts too. Unlike probing with
+        /// [`boxroot_create`](super::boxroot_create), never a misuse, also
+        /// with feature `debug` (which aborts on a creation without the
+        /// lock).
+        #[link_name = "boxroot__thread_holds_domain_lock"]
+        pub fn thread_holds_domain_lock() -> bool;
     }
 }
