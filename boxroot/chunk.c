@@ -13,6 +13,7 @@
 #include "invariants.h"
 #include "marking.h"
 #include "testing.h"
+#include "window.h"
 
 /* Chunk size and committed free pools: tunables.h. Chunks are aligned
    to 2 MiB, the x86-64 huge page size, which is also the granularity of
@@ -53,7 +54,7 @@ static char *bump, *bump_end;         /* unused tail of the newest chunk */
 static pool *free_committed, *free_decommitted; /* linked through ->next */
 static size_t free_committed_count, free_decommitted_count, handed_out;
 static long huge_pages_threshold = -1; /* -1: not read from the env yet */
-#ifdef BOXROOT_TESTING
+#if BOXROOT__TEST_HOOKS
 static long fail_after = -1;   /* testing.h; atomic */
 
 void boxroot__testing_fail_pool_allocations_after(long n)

@@ -233,7 +233,7 @@ int boxroot__compat_weak_read(value v, int darken, int check_dead)
 }
 
 /* Counted at the end of each cycle's sweep. */
-uint32_t boxroot__compat_weak_cycle(void) { return (uint32_t)Caml_state->stat_major_collections; }
+uint64_t boxroot__compat_weak_cycle(void) { return Caml_state->stat_major_collections; }
 
 _Static_assert(BOXROOT__WEAK_INFIX_TAG == Infix_tag, "boxroot_weak_internal.h's Infix_tag");
 uintptr_t boxroot__compat_weak_marked_colour(void) { return Caml_black; }

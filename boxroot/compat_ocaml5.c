@@ -7,8 +7,10 @@
    thread while the domain is in a blocking section: either way on behalf
    of the domain whose roots it scans (scan.c). The termination hook runs
    on the terminating domain, lock held, before its last minor collection
-   (domain.h says what that implies). The major slice hooks run on the
-   domain doing the slice, lock held, outside stop-the-world sections
+   (domain.h says what that implies). The major slice hooks run on
+   behalf of the domain doing the slice: on its thread with its lock, in
+   a slice of its own or in opportunistic work inside a stop-the-world
+   section, or on its backup thread while it is in a blocking section
    (weak.c, W3). */
 #define CAML_INTERNALS
 #define CAML_NAME_SPACE
@@ -45,8 +47,10 @@ static caml_timing_hook previous_terminated_hook;
 static caml_timing_hook previous_slice_begin_hook, previous_slice_end_hook;
 
 /* Hooks in flight. The runtime calls hooks on several domains at once,
-   and not always inside one stop-the-world section: the slice hooks run
-   outside any, and on OCaml 5.5 a domain may leave the section that
+   and not always inside a section that the caller of teardown has
+   joined: slice hooks run in slices, sections started without waiting
+   for every domain (the major slice's) run scan hooks on the domains
+   that joined, and on OCaml 5.5 a domain may leave the section that
    darkens roots while another is still in its scan hook. So removing
    the hooks waits until no call is in flight, after which no call gets
    past hook_enter: teardown then frees what the hooks use. The two
@@ -81,10 +85,8 @@ static void scan_hook(scanning_action f, scanning_action_flags flags,
   hook_exit();
 }
 
-/* Weak roots are cleared by their owner in a major slice (weak.c, W3):
-   the hooks run on the domain's thread, outside stop-the-world
-   sections. */
-/* The previous hooks are read with relaxed atomics: other domains run
+/* Weak roots are cleared by their owner in a major slice (weak.c, W3).
+   The previous hooks are read with relaxed atomics: other domains run
    the slice hooks outside any section that orders them after setup. */
 static void slice_begin_hook(void)
 {
@@ -147,8 +149,8 @@ void boxroot__compat_remove_hooks(void)
   boxroot__store(&hooks_enabled, 0, SEQ_CST);
   BOXROOT__WINDOW(BOXROOT__AT_TEARDOWN, boxroot__compat_locked_domain());
   /* The calls in flight end without the caller's help: none waits for
-     another domain (scan hooks run in sections that this domain has
-     joined or left, slice hooks in slices). */
+     another domain, nor takes a lock that this thread holds (boxroot's
+     own mutexes, taken briefly). */
 #ifndef BOXROOT_TESTING_TEARDOWN_NO_WAIT /* a broken build for tests */
   while (boxroot__load(&hooks_in_flight, SEQ_CST) != 0) sched_yield();
 #endif
@@ -312,7 +314,7 @@ int boxroot__compat_weak_read(value v, int darken, int check_dead)
 
 int boxroot__compat_weak_is_dead(value v) { return weak_unmarked(v); }
 
-uint32_t boxroot__compat_weak_cycle(void) { return (uint32_t)caml_major_cycles_completed; }
+uint64_t boxroot__compat_weak_cycle(void) { return caml_major_cycles_completed; }
 
 _Static_assert(BOXROOT__WEAK_INFIX_TAG == Infix_tag, "boxroot_weak_internal.h's Infix_tag");
 uintptr_t boxroot__compat_weak_marked_colour(void) { return caml_global_heap_state.MARKED; }

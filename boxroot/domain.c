@@ -63,6 +63,20 @@ static void const *own_key(int id)
   return boxroot__compat_key_domain(key) == id ? key : BOXROOT__NO_OWNER_KEY;
 }
 
+#if BOXROOT__TEST_HOOKS
+static long domain_states_allowed = -1; /* testing.h; atomic */
+void boxroot__testing_fail_domain_states_after(long n)
+{
+  boxroot__store(&domain_states_allowed, n, SEQ_CST);
+}
+static int domain_state_allocation_fails(void)
+{
+  return boxroot__injected_failure(&domain_states_allowed);
+}
+#else
+static int domain_state_allocation_fails(void) { return 0; }
+#endif
+
 static struct boxroot_domain *domain_get_any(int id)
 {
   struct boxroot_domain *d = boxroot__domains[id];
@@ -80,7 +94,7 @@ static struct boxroot_domain *domain_get_any(int id)
     }
     return d;
   }
-  d = aligned_alloc(CACHE_LINE, sizeof *d);
+  d = domain_state_allocation_fails() ? NULL : aligned_alloc(CACHE_LINE, sizeof *d);
   if (d == NULL) return NULL;
   /* Room for the stamp above the key (boxroot_internal.h). */
   BOXROOT__ASSERT(((uintptr_t)own_key(id) & ~BOXROOT__KEY_MASK) == 0);
@@ -118,7 +132,7 @@ static void release_free_pool(struct boxroot_domain *d, pool *p)
 {
   /* Free pools hold no value: the marker need not read them
      (marking.c, M0). */
-  boxroot__marking_leave(p, d->id, 0);
+  boxroot__marking_leave(p, d->id);
   shelve_free_pool(d, p);
 }
 
@@ -211,7 +225,7 @@ pool *boxroot__domain_refill(struct boxroot_domain *d)
   pool_set_class(fresh, CLASS_NONE);
   pool_set_owner(fresh, d->id, d->key);
   boxroot__marking_join(fresh, d->id, boxroot__compat_state(), 0);
-  make_current(d, fresh);
+  make_current(d, fresh); /* a fresh pool always has room */
   return fresh;
 }
 
@@ -272,7 +286,7 @@ static void orphan_all(struct boxroot_domain *d)
     while (*from != NULL) {
       pool *p = *from;
       ring_remove(from, p);
-      boxroot__marking_leave(p, d->id, 1);
+      boxroot__marking_leave(p, d->id);
       pool_set_owner(p, BOXROOT__NO_OWNER, BOXROOT__NO_OWNER_KEY);
       ring_insert(to, p, 0);
     }

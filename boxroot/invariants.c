@@ -16,16 +16,6 @@ _Noreturn void boxroot__invariant_failed(char const *what, char const *file, int
 
 #define CHECK(e) BOXROOT__ASSERT(e)
 
-int boxroot__injected_failure(long *allowed)
-{
-  long n = boxroot__load(allowed, SEQ_CST);
-  while (n >= 0) {
-    if (n == 0) return 1;
-    if (boxroot__cas_weak(allowed, &n, n - 1, SEQ_CST)) return 0;
-  }
-  return 0;
-}
-
 /* pool.h: free slots link inside the pool below `fresh`; the free list
    and the allocated slots (delayed frees included) partition the slots
    handed out. */

@@ -18,10 +18,6 @@ _Noreturn void boxroot__invariant_failed(char const *what, char const *file, int
   ((e) ? (void)0 : boxroot__invariant_failed(#e, __FILE__, __LINE__))
 /* Checks the rings of `d` and their pools. `d`'s owner or its scan. */
 void boxroot__check_domain(struct boxroot_domain *d);
-/* Failure injection (testing.h): `*allowed` successes remain before every
-   attempt fails, or -1 for none injected. Whether this attempt fails
-   (and counts it down if not). Atomic. */
-int boxroot__injected_failure(long *allowed);
 #else
 #define BOXROOT__ASSERT(e) ((void)0)
 static inline void boxroot__check_domain(struct boxroot_domain *d) { (void)d; }

@@ -56,31 +56,31 @@
       build rejects such values), the sweeper walks only the runtime's
       own pools, and compaction and heap verification reach our slots
       through the hook, slot by slot (scan.c).
-      Markers of other domains. A marker that finds a header UNMARKED
-      writes back the header it loaded, MARKED, and reads as many fields
-      as that header said (major_gc.c: mark_slice_darken,
-      do_some_marking); a MARKED header it leaves alone. So a size
-      written by another thread between a marker's load and its store
-      is undone. Only markers whose directory listed the pool this cycle
-      load its header (M2); each domain's marker runs on the thread that
-      acts for that domain, never at once with its own mutator or hooks.
-      Hence: a pool that leaves a directory empty (free, or given back)
-      is MARKED as it leaves, so that a marker that loads its header
-      later, after another domain took the pool, stores nothing; and an
-      orphan, whose values a terminated owner's marker may still be
-      marking while the adopter's hook runs (OCaml 5.5 lets a domain
-      leave the root-marking section early, M5), hands out no fresh slot
-      in the cycle in which it was adopted (`frozen_epoch`,
-      boxroot__marking_may_grow), so that its size is the one the dead
-      owner's marker may write back. The test builds check at each
-      cycle start that every listed pool's header has the size of the
-      slots handed out and a colour the marker does not skip, or MARKED
-      with its values darkened.
+      Who loads a pool's header. A marker finds a header UNMARKED, marks
+      it by writing back the header it loaded, MARKED (so that a size
+      written by another thread in between would be undone), and pushes
+      the fields (major_gc.c: do_some_marking, mark_slice_darken,
+      caml_darken; a MARKED header it leaves alone). It reaches a pool
+      only by reading a field of its own domain's directory: the
+      marker empties its prefetch buffer before it returns, and its mark
+      stack (compressed or not) holds the addresses of fields, which it
+      reads when it takes them. A domain's marker runs on whichever
+      thread acts for that domain, never at once with that domain's
+      mutator or hooks, but at once with other domains' (in a slice, or
+      in a section's opportunistic work, on every OCaml 5). So a pool
+      that leaves a directory (free, or orphaned) is replaced by a hole
+      in the current block and in every retired block that lists it
+      (boxroot__marking_leave), by the thread acting for that domain:
+      from then on no marker loads its header, and its next owner may
+      write it freely. The test builds check at each cycle start that
+      every listed pool's header has the size of the slots handed out
+      and is UNMARKED, or MARKED (an orphan adopted in that section).
    M2 Readable fields. From a directory's darkening until its domain's
-      marking is done, the marker may read any of its fields and any
-      slot of the pools listed, also after they left (it may have read
-      the pool's address before), also one slot at a time (after
-      mark_stack_prune compressed a range into addresses). Every such
+      marking is done, the marker may read any of its fields (retired
+      blocks included) and any slot of the pools listed, also after they
+      left (the marker may have pushed a pool's slots on its stack
+      before), also one slot at a time (after mark_stack_prune
+      compressed a range into addresses). Every such
       word is an OCaml value or odd: allocated slots hold values
       (immediates and young blocks are ignored), free and never-used
       slots odd words (pool.h), holes odd words. Pools are decommitted
@@ -129,9 +129,10 @@
         every stamp that is not current to 0. A stamp is thus never
         older than 2 * AGING_CYCLES + 1 < STAMP_PERIOD cycles. The hand
         walks only the directory: a pool that could not be listed, and
-        is darkened slot by slot at each cycle start instead (M0), needs
-        no barrier meanwhile, and gets the stamp 0 when it is listed
-        again (boxroot__marking_list_again).
+        is darkened slot by slot at each cycle start instead (M0), keeps
+        the stamp 0 (make_stamp_current), so that its barrier is on
+        until it is listed again: on OCaml 5.5 another domain may modify
+        its roots before its owner's hook darkens them (M5).
       Filling a slot needs no barrier: the new value is in the snapshot,
       or allocated during the cycle and therefore marked. The cycle starts
       with a minor collection, so pools hold no young value then; young
@@ -170,15 +171,18 @@
       counts only domains that pushed pools). Of the writers of M's
       slots, M itself is still in its hook, remote deletions never write
       a slot (remote.c), and orphans are adopted inside hooks (M1); what
-      remains is another domain's boxroot_modify, which overwrites a
-      slot of a pool whose stamp is not current (M's stamps are stale:
-      the first hook of the section switched the stamp, before W could
-      leave). That barrier therefore darkens the old value whenever the
-      runtime says marking is in progress, whatever the flag says, as
-      caml_modify does (boxroot__modify_marking). The owner's barriers
-      keep the flag: they run after the owner's own hook counted it.
-      Teardown waits for the hooks in flight (compat_ocaml5.c): a domain
-      that left early may tear down while another is still in its hook.
+      remains is another domain's boxroot_modify (or W's finalisers',
+      which a terminated W runs in that same section). It overwrites a
+      slot of a pool whose stamp is not current: every darkening hook
+      switches the stamp first, W's too, even one with nothing to darken
+      (boxroot__marking_switch_stamp), and a pool that could not be
+      listed keeps the stamp 0 (S). That barrier therefore darkens the
+      old value whenever the runtime says marking is in progress,
+      whatever the flag says, as caml_modify does
+      (boxroot__modify_marking). The owner's barriers keep the flag:
+      they run after the owner's own hook counted it. Teardown waits for
+      the hooks in flight (compat_ocaml5.c): a domain that left early may
+      tear down while another is still in its hook.
    Two shapes of cycle. What "the cycle start" means above is the
    stop-the-world section in which the runtime darkens the roots, with
    the minor heaps just emptied: the section that starts the cycle on
@@ -223,18 +227,9 @@ uintptr_t boxroot__marking_stamp; /* S: 0 until the first cycle start */
    two cycles would share a stamp and an epoch). Test builds may start it
    further on (testing.h), so that a test crosses 2^32; the broken build
    BOXROOT_TESTING_32BIT_CYCLES truncates it, as the count once was. */
-#ifdef BOXROOT_TESTING
-static uint64_t cycle_offset; /* atomic */
-void boxroot__testing_cycle_offset(uint64_t offset)
-{
-  boxroot__store(&cycle_offset, offset, SEQ_CST);
-}
-#else
-static const uint64_t cycle_offset = 0;
-#endif
 static uint64_t cycle(void)
 {
-  uint64_t c = boxroot__compat_cycle() + boxroot__load(&cycle_offset, RELAXED);
+  uint64_t c = boxroot__compat_cycle() + boxroot__window_cycle_offset();
 #ifdef BOXROOT_TESTING_32BIT_CYCLES /* a broken build for tests */
   c = (uint32_t)c;
 #endif
@@ -357,13 +352,14 @@ struct directory {
   uintptr_t *block;
   size_t capacity, used, holes, listed, unlisted;
   uintptr_t *retired[RETIRED_MAX];
+  size_t retired_used[RETIRED_MAX]; /* fields in use when retired */
   int retired_count;
   size_t hand;
   uint64_t aged_cycle;
 };
 static struct directory directories[BOXROOT__MAX_DOMAINS];
 
-#ifdef BOXROOT_TESTING
+#if BOXROOT__TEST_HOOKS
 static long directory_growths_allowed = -1; /* testing.h; atomic */
 void boxroot__testing_fail_directory_growth_after(long n)
 {
@@ -377,7 +373,7 @@ static int directory_growth_fails(void)
 static int directory_growth_fails(void) { return 0; }
 #endif
 
-#ifdef BOXROOT_TESTING
+#if BOXROOT__TEST_HOOKS
 long boxroot__testing_retired_directory_blocks(void)
 {
   long n = 0;
@@ -405,6 +401,7 @@ static int directory_reserve(struct directory *dir)
   if (block == NULL) return 0;
   if (dir->block != NULL) {
     for (size_t i = 0; i <= dir->used; i++) block[i] = dir->block[i];
+    dir->retired_used[dir->retired_count] = dir->used;
     dir->retired[dir->retired_count++] = dir->block;
   }
   dir->block = block;
@@ -428,11 +425,13 @@ static int list_pool(struct directory *dir, pool *p)
   return 1;
 }
 
-/* A stale marker, emulated (testing.h): the loads of pools' headers
-   that a marker may make after they left a directory, each replayed as
-   that marker's store after every growth of the pool in the same epoch
-   (the store may land after the last one). */
-#ifdef BOXROOT_TESTING
+/* A stale marker, emulated (testing.h): a pool that a retired block
+   still lists when it leaves its directory may have its header loaded
+   by its domain's marker at any time until that marker is done (M1);
+   the load is recorded as the pool leaves, and replayed as that marker's
+   store after every growth of the pool in the same epoch (the store may
+   land after the last one), wherever it went meanwhile. */
+#if BOXROOT__TEST_HOOKS
 #define STALE_LOADS 64
 static int stale_marker_on; /* atomic */
 static pthread_mutex_t stale_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -444,15 +443,23 @@ void boxroot__testing_stale_marker(int on)
   boxroot__store(&stale_marker_on, on, SEQ_CST);
 }
 
-static void stale_marker_load(pool *p)
+static int listed_in_retired(struct directory *dir, pool *p, size_t i)
 {
-  if (!boxroot__load(&stale_marker_on, SEQ_CST) || !boxroot__compat_marking_in_progress()
+  for (int k = 0; k < dir->retired_count; k++)
+    if (i <= dir->retired_used[k] && dir->retired[k][i] == (uintptr_t)p->slots) return 1;
+  return 0;
+}
+
+static void stale_marker_load(struct directory *dir, int id, pool *p, size_t i)
+{
+  if (!boxroot__load(&stale_marker_on, SEQ_CST) || i == 0 || !counted(id)
+      || !listed_in_retired(dir, p, i)
       || !boxroot__compat_header_is_unmarked(p->block_header)) return;
   pthread_mutex_lock(&stale_lock);
-  unsigned i = stale_next++ % STALE_LOADS;
-  stale_loads[i].p = p;
-  stale_loads[i].header = p->block_header;
-  stale_loads[i].epoch = current_epoch();
+  unsigned k = stale_next++ % STALE_LOADS;
+  stale_loads[k].p = p;
+  stale_loads[k].header = p->block_header;
+  stale_loads[k].epoch = current_epoch();
   pthread_mutex_unlock(&stale_lock);
 }
 
@@ -460,18 +467,21 @@ static void stale_marker_store(pool *p)
 {
   if (!boxroot__load(&stale_marker_on, SEQ_CST)) return;
   pthread_mutex_lock(&stale_lock);
-  for (int i = 0; i < STALE_LOADS; i++) {
-    if (stale_loads[i].p != p) continue;
-    if (stale_loads[i].epoch == current_epoch())
+  for (int k = 0; k < STALE_LOADS; k++) {
+    if (stale_loads[k].p != p) continue;
+    if (stale_loads[k].epoch == current_epoch())
       p->block_header =
-        boxroot__compat_marked_header(boxroot__compat_header_wosize(stale_loads[i].header));
+        boxroot__compat_marked_header(boxroot__compat_header_wosize(stale_loads[k].header));
     else
-      stale_loads[i].p = NULL;
+      stale_loads[k].p = NULL;
   }
   pthread_mutex_unlock(&stale_lock);
 }
 #else
-static void stale_marker_load(pool *p) { (void)p; }
+static void stale_marker_load(struct directory *dir, int id, pool *p, size_t i)
+{
+  (void)dir; (void)id; (void)p; (void)i;
+}
 static void stale_marker_store(pool *p) { (void)p; }
 #endif
 
@@ -498,39 +508,43 @@ void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int ho
     (void)darken_values; (void)state;
 #endif
   }
-  /* M1: the terminated owner's marker may still load this header. */
-  if (holds_values && (boxroot__compat_marking_in_progress() || marking_pools_may_be_marked()))
-    p->frozen_epoch = (uint32_t)current_epoch();
   uintptr_t wosize = (uintptr_t)(p->fresh - p->slots);
 #ifndef BOXROOT_TESTING_JOIN_UNMARKED /* a broken build for tests */
   p->block_header = boxroot__compat_allocation_header(wosize);
 #else
   p->block_header = boxroot__compat_unmarked_header(wosize);
 #endif
-  /* S: no value, or every value darkened; else the barrier is on. */
-  pool_set_stamp(p, !holds_values || darkened ? boxroot__current_stamp() : 0);
   if (!list_pool(dir, p)) dir->unlisted++;
+  /* S: no value, or every value darkened; else the barrier is on. An
+     unlisted pool keeps the stamp 0: no aging hand visits it. */
+#ifndef BOXROOT_TESTING_UNLISTED_STAMPS /* a broken build for tests */
+  int listed = p->listed_at != 0;
+#else
+  int listed = 1;
+#endif
+  pool_set_stamp(p, listed && (!holds_values || darkened) ? boxroot__current_stamp() : 0);
 }
 
-void boxroot__marking_leave(pool *p, int id, int holds_values)
+void boxroot__marking_leave(pool *p, int id)
 {
   if (!boxroot__compat_marks_pools_as_blocks()) return;
   struct directory *dir = &directories[id];
-  /* M1: a marker that loads this header from now on leaves it alone. */
-#ifndef BOXROOT_TESTING_LEAVE_UNMARKED /* a broken build for tests */
-  if (!holds_values)
-    p->block_header = boxroot__compat_marked_header((uintptr_t)(p->fresh - p->slots));
-#else
-  (void)holds_values;
-#endif
-  stale_marker_load(p);
   size_t i = p->listed_at;
   if (i == 0) {
     dir->unlisted--;
     return;
   }
   BOXROOT__ASSERT(dir->block[i] == (uintptr_t)p->slots);
-  dir->block[i] = (dir->holes << 1) | 1;
+  uintptr_t hole = (dir->holes << 1) | 1;
+  dir->block[i] = hole;
+  /* M1: in the retired blocks too, so that the marker of this domain,
+     which may still read them, reaches the pool no more. */
+#ifndef BOXROOT_TESTING_RETIRED_KEEP_POOLS /* a broken build for tests */
+  for (int k = 0; k < dir->retired_count; k++)
+    if (i <= dir->retired_used[k] && dir->retired[k][i] == (uintptr_t)p->slots)
+      dir->retired[k][i] = hole;
+#endif
+  stale_marker_load(dir, id, p, i);
   dir->holes = i;
   dir->listed--;
   p->listed_at = 0;
@@ -554,34 +568,22 @@ int boxroot__marking_list_again(pool *p, int id)
   return 1;
 }
 
-int boxroot__marking_may_grow(pool *p)
-{
-  /* M1: frozen in the cycle it was adopted in (a false match 2^32 cycles
-     later only delays its growth by one cycle). */
-#ifdef BOXROOT_TESTING_NO_FREEZE /* a broken build for tests */
-  (void)p;
-  return 1;
-#else
-  return !boxroot__compat_marks_pools_as_blocks() || p->listed_at == 0
-    || p->frozen_epoch != (uint32_t)current_epoch();
-#endif
-}
-
 void boxroot__marking_resize(pool *p)
 {
   /* Only a listed pool's header is read (weak pools, unlisted ones:
      boxroot__marking_list_again sizes it). */
   if (!boxroot__compat_marks_pools_as_blocks() || p->listed_at == 0) return;
-  BOXROOT__ASSERT(boxroot__marking_may_grow(p));
   p->block_header = boxroot__compat_header_with_wosize(p->block_header,
                                                        (uintptr_t)(p->fresh - p->slots));
   stale_marker_store(p);
 }
 
 #ifdef BOXROOT_TESTING
-/* M1, at the cycle start: every pool listed is a block the marker will
-   read whole, in a colour it does not skip, or one whose values this
-   cycle has darkened already (an orphan adopted in this very section). */
+/* M1, at the cycle start: every pool listed is a block whose header
+   gives the slots handed out, in a colour the marker does not skip
+   (UNMARKED), or MARKED: an orphan adopted in this very section, whose
+   values were darkened as it joined, or which its previous owner's
+   marker reached (and reads the slots of). Never GARBAGE. */
 static void check_listed_headers(struct directory *dir)
 {
   for (size_t i = 1; i <= dir->used; i++) {
@@ -589,25 +591,34 @@ static void check_listed_headers(struct directory *dir)
     pool *p = pool_of_slot((void *)dir->block[i]);
     BOXROOT__ASSERT(boxroot__compat_header_wosize(p->block_header)
                     == (uintptr_t)(p->fresh - p->slots));
-    BOXROOT__ASSERT(!boxroot__compat_header_is_marked(p->block_header)
-                    ? boxroot__compat_header_is_unmarked(p->block_header)
-                    : p->frozen_epoch == (uint32_t)current_epoch()
-                      || pool_stamp(p) == boxroot__current_stamp());
+    BOXROOT__ASSERT(boxroot__compat_header_is_unmarked(p->block_header)
+                    || boxroot__compat_header_is_marked(p->block_header));
   }
 }
 #else
 static void check_listed_headers(struct directory *dir) { (void)dir; }
 #endif
 
+void boxroot__marking_switch_stamp(void)
+{
+  /* The stamp of this cycle (S): the same for every domain's hook, so
+     only the first hook of the cycle writes it. Threads that read it
+     meanwhile (with a plain load, atomics.h) then read the one value. */
+#ifndef BOXROOT_TESTING_NO_STAMP_SWITCH /* a broken build for tests */
+  uintptr_t stamp = stamp_of_cycle(cycle());
+  if (boxroot__load(&boxroot__marking_stamp, RELAXED) != stamp)
+    boxroot__store(&boxroot__marking_stamp, stamp, RELAXED);
+#else
+  (void)stamp_of_cycle;
+#endif
+}
+
 void boxroot__marking_start(int id, boxroot__domain_state *domain_state)
 {
   struct directory *dir = &directories[id];
   check_listed_headers(dir);
-  /* The stamp of this cycle (S): the same for every domain's hook. */
-#ifndef BOXROOT_TESTING_NO_STAMP_SWITCH /* a broken build for tests */
-  boxroot__store(&boxroot__marking_stamp, stamp_of_cycle(cycle()), RELAXED);
-#else
-  (void)stamp_of_cycle;
+#ifdef BOXROOT_TESTING_LATE_STAMP_SWITCH /* a broken build for tests */
+  boxroot__marking_switch_stamp();
 #endif
   if (dir->listed == 0) return;
   BOXROOT__WINDOW(BOXROOT__AT_STAMP_SWITCHED, id);
@@ -689,6 +700,17 @@ static inline void darken_for_another_domain(void **slot, boxroot__domain_state 
 #endif
 }
 
+/* Makes the stamp of `p` current (S), unless `p` is not listed: no
+   aging hand visits it, so its stamp stays 0 (its values are darkened
+   slot by slot at each cycle start, M0). */
+static void make_stamp_current(pool *p)
+{
+#ifndef BOXROOT_TESTING_UNLISTED_STAMPS /* a broken build for tests */
+  if (p->listed_at == 0) return;
+#endif
+  pool_set_stamp(p, boxroot__current_stamp());
+}
+
 /* Darkens every value of the pool (M3) and makes its stamp current: the
    owner, lock held or in its scan hook. */
 static void snapshot_pool(pool *p, boxroot__domain_state *state)
@@ -696,7 +718,7 @@ static void snapshot_pool(pool *p, boxroot__domain_state *state)
   BOXROOT__WINDOW(BOXROOT__AT_SNAPSHOT, pool_owner(p));
   uncount_if_done(state);
   darken_slots(p->slots, p->fresh, state);
-  pool_set_stamp(p, boxroot__current_stamp());
+  make_stamp_current(p);
 }
 
 /* The owner's barrier darkens the slot's old value or, once the pool has
@@ -718,7 +740,7 @@ void boxroot__marking_owner_barrier(pool *p, void **slot, boxroot__domain_state 
   uintptr_t current = boxroot__current_stamp();
   if (!marking_pools_may_be_marked()) {
     /* Outside marking: nothing to darken until the next cycle start. */
-    pool_set_stamp(p, current);
+    make_stamp_current(p);
     return;
   }
   uint32_t cycle_stamp = (uint32_t)(current >> BOXROOT__STAMP_SHIFT);

@@ -12,18 +12,13 @@
    pools hold no value and are not listed): it is listed in, or removed
    from, the domain's directory (M0), and its colour and stamp are set
    (M1, S).
-   `holds_values`: whether `p` may hold values (an orphan, given up or
-   adopted); an adopted one's values are darkened if marking is in
-   progress and the marker has not reached the pool. `state`: domain
-   id's (its lock held, or its hook). Listing needs memory: a pool that
-   cannot be listed is counted as unlisted. */
+   `holds_values`: whether `p` may hold values (an adopted orphan), which
+   are darkened if marking is in progress and the marker has not reached
+   the pool. `state`: domain id's (its lock held, or its hook). Listing
+   needs memory: a pool that cannot be listed is counted as unlisted. */
 void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int holds_values);
-void boxroot__marking_leave(pool *p, int id, int holds_values);
+void boxroot__marking_leave(pool *p, int id);
 
-/* Whether `p` may hand out fresh slots now: not in the cycle in which it
-   was adopted while another domain's marker may still load its header
-   (M1). Its owner. */
-int boxroot__marking_may_grow(pool *p);
 /* `p`'s slots handed out grew (pool.c): its block's size follows (M1).
    Its owner, lock held. */
 void boxroot__marking_resize(pool *p);
@@ -32,9 +27,13 @@ void boxroot__marking_resize(pool *p);
    first, if boxroot__marking_unlisted(id) > 0, each pool of the domain
    not yet listed is listed (boxroot__marking_list_again), or, if that
    still fails, darkened slot by slot by the caller; then
-   boxroot__marking_start changes the stamp and darkens the directory. */
+   boxroot__marking_start darkens the directory. Every darkening hook,
+   even one that has nothing to darken (a terminated domain's), first
+   calls boxroot__marking_switch_stamp (S, M5: on OCaml 5.5 a domain may
+   run before the others' hooks, its own must have switched). */
 size_t boxroot__marking_unlisted(int id);
 int boxroot__marking_list_again(pool *p, int id);
+void boxroot__marking_switch_stamp(void);
 void boxroot__marking_start(int id, boxroot__domain_state *domain_state);
 
 /* Domain id's minor scans: the aging hand (S) visits the pools due, and

@@ -10,7 +10,7 @@ _Static_assert(POOL_SLOTS < (1 << BOXROOT__COUNT_BITS),
                "the count of slots in use must fit below the creations (boxroot.h)");
 _Static_assert((BOXROOT__LOW_COUNT & (BOXROOT__LOW_COUNT - 1)) == 0,
                "BOXROOT__LOW_COUNT must be a power of two");
-_Static_assert(sizeof(struct boxroot__pool_hot) + 3 * sizeof(void *) + 4 * sizeof(int) <= CACHE_LINE,
+_Static_assert(offsetof(pool, listed_at) + sizeof(uint32_t) <= CACHE_LINE,
                "the owner's header must fit in one cache line");
 _Static_assert(offsetof(pool, shared) == BOXROOT__POOL_SHARED_OFFSET,
                "the fast paths find the shared header line at a fixed offset");
@@ -42,7 +42,7 @@ void boxroot__pool_fill_unused(pool *p)
 int boxroot__pool_thread_fresh(pool *p)
 {
   void **start = p->fresh, **end = pool_end(p);
-  if (start >= end || !boxroot__marking_may_grow(p)) return 0;
+  if (start >= end) return 0;
   void **stop = start + BOXROOT_FRESH_BATCH < end ? start + BOXROOT_FRESH_BATCH : end;
   /* Link [start, stop) in ascending order in front of the current list. */
   void **next = p->hot.free_list;

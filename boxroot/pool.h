@@ -64,9 +64,8 @@ struct pool {
       int barriers;
       uint32_t barriers_stamp;
       /* Where its owner's directory lists it (1-based), or 0 (marking.c,
-         M0); the low bits of the epoch in which it hands out no fresh
-         slot (M1). */
-      uint32_t listed_at, frozen_epoch;
+         M0). */
+      uint32_t listed_at;
     };
     char header_line[CACHE_LINE];
   };

@@ -230,6 +230,10 @@ void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, boxroot__domai
 {
   if (boxroot_status() != BOXROOT_RUNNING) return;
   BOXROOT__WINDOW(BOXROOT__AT_SCAN_HOOK, id);
+  int darkening = !minor && boxroot__compat_marks_pools_as_blocks() && BOXROOT__IS_DARKEN(sc);
+#ifndef BOXROOT_TESTING_LATE_STAMP_SWITCH /* a broken build for tests */
+  if (darkening) boxroot__marking_switch_stamp();
+#endif
   boxroot__marking_observe(domain_state);
   /* First publish the deletions of other domains' roots that this domain
      gathered, even if it owns no pool (remote.c). */
@@ -251,7 +255,7 @@ void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, boxroot__domai
     return;
   }
   long t0 = boxroot__ticks_now();
-  if (!minor && boxroot__compat_marks_pools_as_blocks() && BOXROOT__IS_DARKEN(sc)) {
+  if (darkening) {
     scan_darken(d, sc, domain_state);
     d->stats.major_scan_ticks += boxroot__ticks_now() - t0;
     boxroot__check_domain(d); /* test builds only */

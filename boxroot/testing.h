@@ -16,6 +16,12 @@ extern "C" {
    negative `n` (the default, no injected failure). */
 void boxroot__testing_fail_pool_allocations_after(long n);
 
+/* After `n` more successful allocations of a domain's state (domain.c),
+   every one fails as if out of memory, until called again with a
+   negative `n` (the default): such a domain owns no pool, and its hooks
+   return early. */
+void boxroot__testing_fail_domain_states_after(long n);
+
 /* After `n` more successful growths of a directory (marking.c), every
    growth fails as if out of memory, until called again with a negative
    `n` (the default). */

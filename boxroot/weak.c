@@ -45,8 +45,10 @@
       before any sweeping. Who clears:
       - OCaml 5, incrementally: each domain clears its own pools in the
         first major slice hook (begin or end) that it runs in
-        Phase_sweep_ephe. Slice hooks run outside stop-the-world
-        sections, on the domain's thread with its lock. A domain leaves
+        Phase_sweep_ephe. Slice hooks run on behalf of the domain: in
+        its slices, in the opportunistic work it does while it waits in
+        a stop-the-world section, or on its backup thread
+        (compat_ocaml5.c); never at once with its mutator. A domain leaves
         Phase_sweep_ephe only after running a slice that updates its
         Gc.finalise_last values, and that slice's end hook runs before
         the cycle can end (major_gc.c: the stop-the-world section that
@@ -166,7 +168,7 @@ struct weak_domain {
   void const *key;        /* as domain.c's: the owner's key */
   int incarnation, terminated;
   pool *young, *old;      /* rings (W1) */
-  uint32_t cleared_cycle; /* 1 + the weak cycle last cleared, or 0 (W3) */
+  uint64_t cleared_cycle; /* 1 + the weak cycle last cleared, or 0 (W3) */
   long cleared, collected, moves, clear_ticks, clear_stw_ticks;
   _Alignas(CACHE_LINE) int delayed_flag;
 };
@@ -414,6 +416,14 @@ static long retired_creations; /* atomic: of pools given back */
 
 /* Clears every pool of `wd` (W3) and records the cycle. Empty old pools
    beyond BOXROOT_FREE_POOLS_KEPT go back to the chunk allocator. */
+/* The weak cycle count, 64 bits wide: 1 + the count is never 0, the
+   mark of a domain that has not cleared (test builds may start it
+   further on: window.h). */
+static uint64_t weak_cycle(void)
+{
+  return boxroot__compat_weak_cycle() + boxroot__window_cycle_offset();
+}
+
 static void clear_domain(struct weak_domain *wd, int in_stw)
 {
   long t0 = boxroot__ticks_now();
@@ -441,17 +451,17 @@ static void clear_domain(struct weak_domain *wd, int in_stw)
     pool *p = y;
     do { collect(wd, p); wd->cleared += clear_pool(p); p = p->next; } while (p != y);
   }
-  wd->cleared_cycle = boxroot__compat_weak_cycle() + 1;
+  wd->cleared_cycle = weak_cycle() + 1;
   long dt = boxroot__ticks_now() - t0;
   if (in_stw) wd->clear_stw_ticks += dt; else wd->clear_ticks += dt;
 }
 
 static int cleared_this_cycle(struct weak_domain *wd)
 {
-  return wd->cleared_cycle == boxroot__compat_weak_cycle() + 1;
+  return wd->cleared_cycle == weak_cycle() + 1;
 }
 
-#ifdef BOXROOT_TESTING
+#if BOXROOT__TEST_HOOKS
 static int defer_clearing; /* testing.h; atomic */
 void boxroot__testing_weak_defer_clearing(int defer)
 {

@@ -43,7 +43,7 @@ enum boxroot__weak_phase {
 int boxroot__compat_weak_phase(void);
 int boxroot__compat_weak_read(value v, int darken, int check_dead);
 int boxroot__compat_weak_is_dead(value v);
-uint32_t boxroot__compat_weak_cycle(void);
+uint64_t boxroot__compat_weak_cycle(void);
 uintptr_t boxroot__compat_weak_marked_colour(void);
 
 /* The runtime's hooks call these (weak.c):

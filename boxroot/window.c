@@ -1,11 +1,28 @@
 /* Window points of the test builds (window.h); an empty file otherwise. */
-#if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
+#include "window.h"
+#if BOXROOT__TEST_HOOKS
 #include <sched.h>
 #include <stdint.h>
 #include <time.h>
 #include "atomics.h"
 #include "testing.h"
-#include "window.h"
+
+int boxroot__injected_failure(long *allowed)
+{
+  long n = boxroot__load(allowed, SEQ_CST);
+  while (n >= 0) {
+    if (n == 0) return 1;
+    if (boxroot__cas_weak(allowed, &n, n - 1, SEQ_CST)) return 0;
+  }
+  return 0;
+}
+
+uint64_t boxroot__window_cycle_offset_value;
+
+void boxroot__testing_cycle_offset(uint64_t offset)
+{
+  boxroot__store(&boxroot__window_cycle_offset_value, offset, SEQ_CST);
+}
 
 static boxroot__window_callback callback; /* atomic */
 static void *callback_data;               /* written before `callback` */

@@ -12,6 +12,8 @@
 #ifndef BOXROOT_WINDOW_H
 #define BOXROOT_WINDOW_H
 
+#include <stdint.h>
+
 enum boxroot__window_point {
   BOXROOT__AT_SCAN_HOOK,           /* a scan hook, past its status check */
   BOXROOT__AT_STAMP_SWITCHED,      /* S: the stamp stored, a domain with pools */
@@ -33,12 +35,35 @@ enum boxroot__window_point {
   BOXROOT__WINDOW_POINTS
 };
 
+/* The test builds' hooks into the library (testing.h: window points,
+   injected failures, the cycle offset, the emulated stale marker, weak
+   clearing deferred): in the test build (BOXROOT_TESTING), and in the
+   deliberately broken builds that tests run against
+   (BOXROOT_TESTING_WINDOWS), which do not check invariants. */
 #if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
+#define BOXROOT__TEST_HOOKS 1
+#else
+#define BOXROOT__TEST_HOOKS 0
+#endif
+
+#if BOXROOT__TEST_HOOKS
 void boxroot__window_reached(enum boxroot__window_point at, int domain);
+/* Failure injection (testing.h): `*allowed` successes remain before every
+   attempt fails, or -1 for none injected. Whether this attempt fails
+   (and counts it down if not). Atomic. */
+int boxroot__injected_failure(long *allowed);
+/* How many cycles the counts of marking.c and weak.c start further on
+   (testing.h). */
+extern uint64_t boxroot__window_cycle_offset_value; /* atomic */
+static inline uint64_t boxroot__window_cycle_offset(void)
+{
+  return __atomic_load_n(&boxroot__window_cycle_offset_value, __ATOMIC_RELAXED);
+}
 #define BOXROOT__WINDOW(at, domain) boxroot__window_reached((at), (domain))
 #else
 /* Not evaluated: sizeof only marks the arguments as used. */
 #define BOXROOT__WINDOW(at, domain) ((void)sizeof(at), (void)sizeof(domain))
+static inline uint64_t boxroot__window_cycle_offset(void) { return 0; }
 #endif
 
 #endif /* BOXROOT_WINDOW_H */

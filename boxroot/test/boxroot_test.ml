@@ -29,6 +29,7 @@ external create_foreign_thread : int -> int = "test_create_foreign_thread"
 (* Test builds only (testing.h); they raise Failure otherwise. *)
 external fail_directory_growth_after : int -> unit = "test_fail_directory_growth_after"
 external cycle_offset : int -> unit = "test_cycle_offset"
+external fail_domain_states_after : int -> unit = "test_fail_domain_states_after"
 external retired_directory_blocks : unit -> int = "test_retired_directory_blocks"
 external stale_marker : bool -> unit = "test_stale_marker"
 external domain_id : unit -> int = "test_domain_id"

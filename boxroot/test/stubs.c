@@ -12,7 +12,9 @@
 #include <caml/threads.h>
 #include "boxroot.h"
 #include "boxroot_stats.h"
-#ifdef BOXROOT_TESTING /* linked with the test build (boxroot_testing) */
+/* Linked with the test build (boxroot_testing), or with a broken build
+   that has its hooks (window.h). */
+#if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
 #include "testing.h"
 #endif
 
@@ -103,7 +105,7 @@ value test_print_stats(value unit) { (void)unit; boxroot_print_stats(); return V
 
 value test_fail_pool_allocations_after(value n)
 {
-#ifdef BOXROOT_TESTING
+#if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
   boxroot__testing_fail_pool_allocations_after(Long_val(n));
   return Val_unit;
 #else
@@ -209,7 +211,7 @@ value test_marking_started(value unit)
 }
 
 /* Test-build entry points (testing.h); they fail in other builds. */
-#ifdef BOXROOT_TESTING
+#if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
 value test_fail_directory_growth_after(value n)
 {
   boxroot__testing_fail_directory_growth_after(Long_val(n));
@@ -248,3 +250,13 @@ value test_domain_id(value unit)
   (void)unit;
   return Val_int(boxroot__compat_locked_domain());
 }
+
+#if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
+value test_fail_domain_states_after(value n)
+{
+  boxroot__testing_fail_domain_states_after(Long_val(n));
+  return Val_unit;
+}
+#else
+value test_fail_domain_states_after(value n) { return not_a_test_build(n); }
+#endif

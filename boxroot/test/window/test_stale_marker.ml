@@ -1,21 +1,25 @@
-(* M1 against markers of other domains (OCaml 5). A marker that finds a
-   header UNMARKED writes back, MARKED, the header it loaded: a size
-   written in between by another domain is undone. The test build
-   emulates such a stale marker (testing.h, boxroot__testing_stale_marker)
-   for pools that leave a directory while marking is in progress, and
-   checks at every cycle start that each listed pool's header has the
-   size of its slots handed out (marking.c), aborting otherwise.
+(* M1 against a stale marker (OCaml 5). A marker that finds a header
+   UNMARKED writes back, MARKED, the header it loaded, so that a size
+   written in between by another thread is undone; and a domain's marker
+   may read the fields of its directory's retired blocks until it is
+   done, long after a pool left the directory and went to another domain
+   (marking.c). The test build emulates that marker (testing.h,
+   boxroot__testing_stale_marker): a pool that a retired block still
+   lists as it leaves is loaded, and written back after each of its
+   growths in that cycle. It also checks at every cycle start that each
+   listed pool's header has the size of its slots handed out, and aborts
+   otherwise. A pool that leaves must leave no trace in the retired
+   blocks (test/broken/retired_keep_pools keeps it there).
 
-   - free: this domain's pools, not reached yet by its marker (ballast
-     ahead of them), are emptied during marking and go back to the chunk
-     allocator; another domain takes them and grows them once in the
-     same cycle. They must leave MARKED (test/broken/leave_unmarked does
-     not mark them, and the check aborts);
-   - orphan: a domain whose pools its marker has not reached terminates
-     during marking; this domain adopts them and creates roots. An
-     adopted pool must not grow in the cycle it was adopted in
-     (test/broken/no_freeze lets it, and the check aborts: its size is
-     undone to less than the slots handed out).
+   A domain that does no marking work (ballast ahead of its directory)
+   lists pools, then, during marking, grows its directory (which retires
+   its first block) and:
+   - free: empties its first pools, which go back to the chunk allocator,
+     where this domain takes them and grows them in the same cycle;
+   - orphan: terminates; this domain adopts its first pool (more than
+     half full, so that its owner did not fill it further; fresh slots
+     left), deletes some of its roots, so that it is reused, and grows it
+     in the same cycle.
 
    Each scenario runs in a child process; with BOXROOT_HAZARD_EXPECT_LOSS=1
    the child must fail, in one of three attempts (BOXROOT_STALE_SCENARIOS
@@ -27,19 +31,20 @@ let scenarios =
   String.split_on_char ' '
     (Option.value (Sys.getenv_opt "BOXROOT_STALE_SCENARIOS") ~default:"free orphan")
 
-(* Roots of a domain that does no marking work (it does not allocate,
-   and has ballast ahead of its directory), whose marker thus reaches
-   none of its pools; [act] runs on it once the cycle marks. *)
+(* A domain with [k] roots of its own and ballast; once the cycle
+   marks, it grows its directory, then runs [act] on its first roots. *)
 let idle_owner k act =
   let go = Atomic.make false and made = Atomic.make false in
   let d = Domain.spawn (fun () ->
       let ballast = install_ballast ~control:true in
-      let roots = Array.init k (fun i -> create (ref i)) in
+      let first = Array.init k (fun i -> create (ref i)) in
       Atomic.set made true;
       while not (Atomic.get go) do Domain.cpu_relax () done;
-      act roots;
+      (* More pools than the directory's first block lists. *)
+      let more = Array.init 140_000 (fun i -> create i) in
+      act first;
       ignore (Sys.opaque_identity ballast);
-      roots) in
+      (first, more)) in
   while not (Atomic.get made) do Domain.cpu_relax () done;
   Gc.full_major ();
   check (drive_into_marking ()) "the runtime never started marking";
@@ -48,22 +53,25 @@ let idle_owner k act =
 
 let free () =
   let join = idle_owner 30_000 (Array.iter delete) in
-  ignore (join ());
+  let _, more = join () in
   (* Pools it gave back to the chunk allocator, taken and grown here. *)
   let mine = Array.init 3_000 (fun i -> create (ref i)) in
   Gc.full_major ();
   stale_marker false;
-  Array.iter delete mine
+  Array.iter delete mine;
+  Array.iter delete more
 
 let orphan () =
-  let join = idle_owner 1_000 ignore in
-  let roots = join () in
+  let join = idle_owner 1_100 ignore in
+  let first, more = join () in
   Gc.minor (); (* adopts its pools *)
-  let mine = Array.init 500 (fun i -> create (ref i)) in
+  for i = 0 to 199 do delete first.(i) done;
+  let mine = Array.init 3_000 (fun i -> create (ref i)) in
   Gc.full_major ();
   stale_marker false;
   Array.iter delete mine;
-  Array.iter delete roots
+  Array.iteri (fun i r -> if i >= 200 then delete r) first;
+  Array.iter delete more
 
 let () =
   match Sys.getenv_opt "BOXROOT_STALE_SCENARIO" with

@@ -25,7 +25,19 @@
    - weak: W reads M's weak roots into its block (weak.c, W4);
    - adopt: W owns roots, leaves early, and terminates while M waits; M's
      darkening hook adopts W's pools, whose values must survive the cycles
-     that follow, and the roots are checked afterwards.
+     that follow, and the roots are checked afterwards;
+   - stateless: W has no state of its own (an injected out-of-memory), so
+     its hook returns early, and M's pools had their stamps made current
+     outside marking in the previous cycle: W's hook must still switch
+     the stamp (marking.h, boxroot__marking_switch_stamp), or W's modify
+     takes the fast path (test/broken/late_switch);
+   - unlisted: M's pools could never be listed (injected: its directory
+     cannot grow; they are darkened slot by slot in M's hook, M0), made
+     at cycles that cover every stamp; W modifies their roots before M's
+     hook: an unlisted pool must not keep a stamp, which no aging hand
+     resets (test/broken/unlisted_stamps keeps it, and the group whose
+     stamp came back loses its values). Needs a fresh process: runs
+     first.
    On OCaml 5.5 the test fails unless W acted inside the window (a test
    that could not fail otherwise); on 5.1-5.4 M's hook must have timed
    out instead (the window cannot open). *)
@@ -55,7 +67,7 @@ let window_opens = Sys.ocaml_release.Sys.major = 5 && Sys.ocaml_release.Sys.mino
 let scenarios =
   String.split_on_char ' '
     (Option.value (Sys.getenv_opt "BOXROOT_WINDOW_SCENARIOS")
-       ~default:"modify snapshot delete weak adopt")
+       ~default:"unlisted modify snapshot delete weak adopt stateless")
 
 let count_lost weak =
   let k = ref 0 in
@@ -185,6 +197,70 @@ let adopt_scenario () =
   check (check_invariants ()) "adopt: invariants";
   report "adopt" lost n
 
+let stateless () =
+  let roots, weak = roots_watched n in
+  (* W, spawned below, gets no state of its own. *)
+  fail_domain_states_after 0;
+  let hidden = in_window
+      ~before_marking:(fun () ->
+          (* Outside marking (OCaml 5.5's sweep-only phase), one deletion
+             per pool makes the pool's stamp current (marking.c, M3). *)
+          for i = 0 to n - 1 do
+            if i mod 1_000 = 0 then begin
+              let v = get roots.(i) in
+              delete roots.(i);
+              roots.(i) <- create v
+            end
+          done)
+      (fun () -> ())
+      (fun () ->
+         let hidden = Array.make n (Obj.repr 0) in
+         hide_and_clear roots hidden;
+         hidden) in
+  fail_domain_states_after (-1);
+  Gc.full_major ();
+  let lost = count_lost weak in
+  forget hidden;
+  Array.iter delete roots;
+  report "stateless" lost n
+
+(* Groups of roots created right after cycles of every count modulo the
+   test builds' 7 stamps (marking.c), in pools of their own. *)
+let groups_per_stamp k =
+  ignore (setup ());
+  Gc.major ();
+  let groups = ref [] and seen = Array.make 7 false and tries = ref 0 in
+  while Array.exists not seen && !tries < 100 do
+    incr tries;
+    Gc.major ();
+    let c = (Gc.quick_stat ()).Gc.major_collections mod 7 in
+    if not seen.(c) then begin
+      seen.(c) <- true;
+      groups := Array.init k (fun i -> create (ref i)) :: !groups;
+      Gc.minor ()
+    end
+  done;
+  check (Array.for_all Fun.id seen) "unlisted: cycles missed some stamps";
+  Array.concat !groups
+
+let unlisted () =
+  fail_directory_growth_after 0;
+  let roots = groups_per_stamp 3_000 in
+  let total = Array.length roots in
+  let weak = Weak.create total in
+  Array.iteri (fun i r -> Weak.set weak i (Some (get r))) roots;
+  let hidden = in_window (fun () -> ())
+      (fun () ->
+         let hidden = Array.make total (Obj.repr 0) in
+         hide_and_clear roots hidden;
+         hidden) in
+  fail_directory_growth_after (-1);
+  Gc.full_major ();
+  let lost = count_lost weak in
+  forget hidden;
+  Array.iter delete roots;
+  report "unlisted" lost total
+
 let run name f =
   if List.mem name scenarios then begin
     let lost = f () in
@@ -193,9 +269,11 @@ let run name f =
   end
 
 let () =
+  run "unlisted" unlisted;
   run "modify" (fun () -> modify_scenario "modify" ~own:0);
   run "snapshot" (fun () -> modify_scenario "snapshot" ~own:16);
   run "delete" delete_scenario;
   run "weak" weak_scenario;
   run "adopt" adopt_scenario;
+  run "stateless" stateless;
   finish "test_window"

@@ -94,6 +94,18 @@ value window_waiting(value unit)
   return Val_bool(atomic_load(&waiting));
 }
 
+/* One step of a wait: takes part in the sections others start, and does
+   a little sweeping and marking of its own (the runtime cannot start
+   marking before every domain swept), but runs no slice that may need a
+   section of its own, which could not start before a domain held in a
+   hook left the current one (an opportunistic slice changes no phase). */
+static void wait_a_little(void)
+{
+  caml_handle_incoming_interrupts();
+  caml_opportunistic_major_collection_slice(Major_slice_work_min);
+  sched_yield();
+}
+
 static atomic_int marking_on;
 
 value window_set_marking_on(value on)
@@ -103,18 +115,15 @@ value window_set_marking_on(value on)
 }
 
 /* Waits until the armed domain waits in its hook (true) or
-   window_set_marking_on (false), taking part in the sections others
-   start but running no major slice of its own: a slice may need a
-   section of its own, which could not start before the waiting domain
-   left the current one. */
+   window_set_marking_on (false) (wait_a_little: no slice that needs a
+   section of its own). */
 value window_wait_for_window(value unit)
 {
   (void)unit;
   while (1) {
     if (atomic_load(&waiting)) return Val_true;
     if (atomic_load(&marking_on)) return Val_false;
-    caml_handle_incoming_interrupts();
-    sched_yield();
+    wait_a_little();
   }
 }
 
@@ -195,7 +204,7 @@ value window_weak_delete(value w)
 }
 
 /* ---- Holding a domain at a window point (test builds: window.h) ---- */
-#ifdef BOXROOT_TESTING
+#if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
 #include "testing.h"
 
 static atomic_int hold_point = -1, hold_domain = -2;
@@ -270,8 +279,7 @@ value window_wait_to_take_hold(value unit)
     int expected = HELD;
     if (atomic_compare_exchange_strong(&hold_state, &expected, TAKEN)) return Val_true;
     if (atomic_load(&marking_on)) return Val_false;
-    caml_handle_incoming_interrupts();
-    sched_yield();
+    wait_a_little();
   }
 }
 
@@ -314,7 +322,7 @@ value window_teardown(value unit)
 /* The number of the window point named `name` (window.c), or -1. */
 value window_point_of_name(value name)
 {
-#ifdef BOXROOT_TESTING
+#if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
   for (int i = 0; i < BOXROOT__WINDOW_POINTS; i++)
     if (strcmp(boxroot__testing_window_name(i), String_val(name)) == 0) return Val_int(i);
 #endif
@@ -350,4 +358,70 @@ value window_weak_delete_foreign(value weak_roots)
   caml_leave_blocking_section();
   free(roots);
   return Val_unit;
+}
+
+/* ---- The window explorer (test_explore.ml) ---- */
+
+/* The next darkening scan of domain `id` waits in the slow hook, at most
+   `timeout` ms, or until window_release. */
+value window_arm_domain(value id, value timeout)
+{
+  atomic_store(&released, 0);
+  atomic_store(&timed_out, 0);
+  atomic_store(&timeout_ms, Long_val(timeout));
+  atomic_store(&armed_domain, Int_val(id));
+  return Val_unit;
+}
+
+/* Flags through which domains hand each other work without running a
+   major slice while they wait (see window_wait_for_window). */
+#define FLAGS 64
+static atomic_int flags[FLAGS];
+
+value window_set_flag(value i, value v)
+{
+  atomic_store(&flags[Int_val(i) % FLAGS], Int_val(v));
+  return Val_unit;
+}
+
+value window_get_flag(value i)
+{
+  return Val_int(atomic_load(&flags[Int_val(i) % FLAGS]));
+}
+
+/* Waits until flag `i` is `v`, taking part in the sections others start. */
+value window_wait_flag(value i, value v)
+{
+  atomic_int *f = &flags[Int_val(i) % FLAGS];
+  while (atomic_load(f) != Int_val(v)) {
+    wait_a_little();
+  }
+  return Val_unit;
+}
+
+/* Spins `n` times, taking part in sections: a random pause. */
+value window_spin(value n)
+{
+  for (long i = 0; i < Long_val(n); i++) {
+    wait_a_little();
+  }
+  return Val_unit;
+}
+
+value window_delays(value seed, value per_thousand, value max_us)
+{
+  boxroot__testing_window_delays((unsigned long)Long_val(seed), Int_val(per_thousand),
+                                 Int_val(max_us));
+  return Val_unit;
+}
+
+/* The weak root's value, or None once it is empty. */
+value window_weak_get(value w)
+{
+  CAMLparam1(w);
+  CAMLlocal1(res);
+  value v;
+  if (!boxroot_weak_get(to_weak(w), &v)) CAMLreturn(Val_none);
+  res = caml_alloc_some(v);
+  CAMLreturn(res);
 }
