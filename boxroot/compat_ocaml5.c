@@ -93,7 +93,6 @@ static void slice_begin_hook(void)
   caml_timing_hook previous = boxroot__load(&previous_slice_begin_hook, RELAXED);
   if (previous != NULL) previous();
   if (!hook_enter()) return;
-  BOXROOT__WINDOW(BOXROOT__AT_SLICE_HOOK, Caml_state->id);
   boxroot__weak_slice();
   hook_exit();
 }
@@ -103,7 +102,6 @@ static void slice_end_hook(void)
   caml_timing_hook previous = boxroot__load(&previous_slice_end_hook, RELAXED);
   if (previous != NULL) previous();
   if (!hook_enter()) return;
-  BOXROOT__WINDOW(BOXROOT__AT_SLICE_HOOK, Caml_state->id);
   boxroot__weak_slice();
   hook_exit();
 }

@@ -562,7 +562,7 @@ int boxroot__marking_list_again(pool *p, int id)
      and no other marker reads it any more. Its stamp may be of any age:
      the aging hand did not visit it (S). */
   p->block_header = boxroot__compat_unmarked_header((uintptr_t)(p->fresh - p->slots));
-#ifndef BOXROOT_TESTING_RELIST_KEEPS_STAMP /* a broken build for tests */
+#ifndef BOXROOT_TESTING_UNLISTED_STAMPS /* a broken build for tests */
   pool_set_stamp(p, 0);
 #endif
   return 1;
@@ -743,6 +743,9 @@ void boxroot__marking_owner_barrier(pool *p, void **slot, boxroot__domain_state 
     make_stamp_current(p);
     return;
   }
+  /* Not listed: its values were darkened slot by slot at this cycle's
+     start (M0); its stamp stays 0 (S). */
+  if (p->listed_at == 0) return;
   uint32_t cycle_stamp = (uint32_t)(current >> BOXROOT__STAMP_SHIFT);
   if (p->barriers_stamp != cycle_stamp) {
     p->barriers_stamp = cycle_stamp;

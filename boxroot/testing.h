@@ -41,9 +41,9 @@ void boxroot__testing_weak_defer_clearing(int defer);
    removes it. */
 typedef void (*boxroot__window_callback)(int point, int domain, void *data);
 void boxroot__testing_window_callback(boxroot__window_callback f, void *data);
-/* Seeded random delays at every point: `per_thousand` of the visits are
-   delayed by a yield or a sleep of up to `max_micros` microseconds (0:
-   no delay). */
+/* Seeded random delays at every point: `per_thousand` of a point's
+   first visits are delayed by a yield or a sleep of up to `max_micros`
+   microseconds (0: no delay), fewer of its later ones (window.c). */
 void boxroot__testing_window_delays(unsigned long seed, unsigned per_thousand,
                                     unsigned max_micros);
 /* How many times point `at` was reached so far, and its name. */

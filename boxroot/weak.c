@@ -477,6 +477,7 @@ void boxroot__weak_slice(void)
   if (boxroot_status() != BOXROOT_RUNNING || clearing_deferred()) return;
   if (boxroot__compat_weak_phase() != BOXROOT__WEAK_CLEANING) return;
   int id = boxroot__compat_locked_domain();
+  BOXROOT__WINDOW(BOXROOT__AT_SLICE_HOOK, id);
   if (id < 0) return;
   struct weak_domain *wd = weak_domains[id];
   if (wd == NULL || wd->terminated || cleared_this_cycle(wd)) return;

@@ -28,8 +28,12 @@ static boxroot__window_callback callback; /* atomic */
 static void *callback_data;               /* written before `callback` */
 static long visits[BOXROOT__WINDOW_POINTS]; /* atomic */
 
-/* Random delays: `permille` of the visits are delayed, each by a yield
-   or a sleep of up to `max_us` microseconds, drawn from a per-thread
+/* Random delays: `permille` of a point's first 256 visits are delayed,
+   each by a yield or a sleep of up to `max_us` microseconds, and fewer
+   and fewer of the later ones (the share divided by 1 + visits / 256):
+   rare points (a cycle start, an adoption) are delayed as often as the
+   seed says, frequent ones (a barrier per deletion) do not make a run
+   last minutes. Drawn from a per-thread
    generator seeded from `seed` and the thread's arrival order, so that a
    run with a given seed and schedule delays the same visits. */
 static unsigned long seed; /* atomic, as the two below */
@@ -92,7 +96,7 @@ static uint64_t next_random(void)
   return rng * 2685821657736338717ull;
 }
 
-static void random_delay(void)
+static void random_delay(long visit)
 {
   unsigned p = boxroot__load(&permille, SEQ_CST);
   if (p == 0) return;
@@ -104,7 +108,7 @@ static void random_delay(void)
     if (rng == 0) rng = 1;
   }
   uint64_t r = next_random();
-  if (r % 1000 >= p) return;
+  if (r % (1000 * (uint64_t)(1 + visit / 256)) >= p) return;
   unsigned max = boxroot__load(&max_us, SEQ_CST);
   if ((r >> 20) % 4 == 0 || max == 0) {
     sched_yield();
@@ -117,10 +121,10 @@ static void random_delay(void)
 
 void boxroot__window_reached(enum boxroot__window_point at, int domain)
 {
-  boxroot__fetch_add(&visits[at], 1, SEQ_CST);
+  long visit = boxroot__fetch_add(&visits[at], 1, SEQ_CST);
   boxroot__window_callback f = boxroot__load(&callback, SEQ_CST);
   if (f != NULL) f((int)at, domain, callback_data);
-  random_delay();
+  random_delay(visit);
 }
 
 #else

@@ -30,7 +30,7 @@ enum boxroot__window_point {
   BOXROOT__AT_REMOTE_COLLECT,      /* C2 done, before C3 */
   BOXROOT__AT_WEAK_CLEARING,       /* W3: before a domain clears, in a slice */
   BOXROOT__AT_WEAK_READ,           /* W4: the read barrier's slow path */
-  BOXROOT__AT_SLICE_HOOK,          /* a major slice hook, past its check */
+  BOXROOT__AT_SLICE_HOOK,          /* a slice hook in the cleaning phase (W3) */
   BOXROOT__AT_TEARDOWN,            /* teardown, hooks removed, before waiting */
   BOXROOT__WINDOW_POINTS
 };

@@ -22,9 +22,10 @@
      directory cannot grow: an injected failure), darkened slot by slot
      at each cycle start (M0), which the aging hand does not visit. When
      the directory can grow again, they are listed at the next cycle
-     start, and their roots deleted during that cycle's marking: a
-     relisted pool must not keep the stamp it had (test/broken/relist
-     does, and one group, whose stamp came back, loses its values).
+     start, and their roots deleted during that cycle's marking: an
+     unlisted pool keeps the stamp 0, also once listed again
+     (test/broken/unlisted_stamps gives it stamps, and one group, whose
+     stamp came back, loses its values).
    - M4, S, 2^32 cycles: the cycle count starts 4 cycles before 2^32
      (testing.h), and roots are deleted during the marking of each of 7
      consecutive cycles. A count or epoch of 32 bits wraps there

@@ -12,6 +12,7 @@
 #define CAML_NAME_SPACE
 #define CAML_INTERNALS
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -28,8 +29,10 @@
 static boxroot to_root(value v) { return (boxroot)(v & ~(value)1); }
 
 static scan_roots_hook chained;
-static atomic_int armed_domain = -1;   /* the domain whose darkening waits */
-static atomic_int waiting;             /* it is waiting in the hook */
+/* The domains whose next darkening waits (one bit per id, ids below 64
+   in the tests), and how many are waiting in the hook now. */
+static _Atomic uint64_t armed_domains;
+static atomic_int waiting;
 static atomic_int released;
 static atomic_int timed_out;
 static atomic_long timeout_ms = 2000;
@@ -46,15 +49,15 @@ static void slow_darkening_hook(scanning_action f, scanning_action_flags flags, 
 {
   if (chained != NULL) chained(f, flags, data, domain);
   if ((flags & SCANNING_ONLY_YOUNG_VALUES) || f != (scanning_action)caml_darken) return;
-  int expected = domain->id;
-  if (!atomic_compare_exchange_strong(&armed_domain, &expected, -1)) return;
-  atomic_store(&waiting, 1);
+  uint64_t bit = domain->id < 64 ? (uint64_t)1 << domain->id : 0;
+  if ((atomic_fetch_and(&armed_domains, ~bit) & bit) == 0) return;
+  atomic_fetch_add(&waiting, 1);
   long deadline = now_ms() + atomic_load(&timeout_ms);
   while (!atomic_load(&released)) {
     if (now_ms() > deadline) { atomic_store(&timed_out, 1); break; }
     sched_yield();
   }
-  atomic_store(&waiting, 0);
+  atomic_fetch_sub(&waiting, 1);
 }
 
 /* Before boxroot_setup (the first root created): boxroot then calls this
@@ -73,14 +76,14 @@ value window_arm_this_domain(value timeout)
   atomic_store(&released, 0);
   atomic_store(&timed_out, 0);
   atomic_store(&timeout_ms, Long_val(timeout));
-  atomic_store(&armed_domain, Caml_state->id);
+  atomic_store(&armed_domains, (uint64_t)1 << Caml_state->id);
   return Val_unit;
 }
 
 value window_disarm(value unit)
 {
   (void)unit;
-  atomic_store(&armed_domain, -1);
+  atomic_store(&armed_domains, 0);
   atomic_store(&released, 1);
   return Val_unit;
 }
@@ -91,19 +94,27 @@ value window_disarm(value unit)
 value window_waiting(value unit)
 {
   (void)unit;
-  return Val_bool(atomic_load(&waiting));
+  return Val_bool(atomic_load(&waiting) > 0);
 }
 
-/* One step of a wait: takes part in the sections others start, and does
-   a little sweeping and marking of its own (the runtime cannot start
-   marking before every domain swept), but runs no slice that may need a
-   section of its own, which could not start before a domain held in a
-   hook left the current one (an opportunistic slice changes no phase). */
+/* One step of a wait: takes part in the sections others start, and
+   sweeps a little while its sweeping is not done (the runtime cannot
+   start marking before every domain swept), but marks nothing (tests
+   want markers behind) and runs no slice that may need a section of its
+   own, which could not start before a domain held in a hook left the
+   current one (an opportunistic slice changes no phase). */
 static void wait_a_little(void)
 {
   caml_handle_incoming_interrupts();
-  caml_opportunistic_major_collection_slice(Major_slice_work_min);
+  if (!Caml_state->sweeping_done)
+    caml_opportunistic_major_collection_slice(Major_slice_work_min);
   sched_yield();
+}
+
+static void sleep_us(long us)
+{
+  struct timespec t = { us / 1000000, (us % 1000000) * 1000 };
+  nanosleep(&t, NULL);
 }
 
 static atomic_int marking_on;
@@ -121,7 +132,7 @@ value window_wait_for_window(value unit)
 {
   (void)unit;
   while (1) {
-    if (atomic_load(&waiting)) return Val_true;
+    if (atomic_load(&waiting) > 0) return Val_true;
     if (atomic_load(&marking_on)) return Val_false;
     wait_a_little();
   }
@@ -362,14 +373,17 @@ value window_weak_delete_foreign(value weak_roots)
 
 /* ---- The window explorer (test_explore.ml) ---- */
 
-/* The next darkening scan of domain `id` waits in the slow hook, at most
-   `timeout` ms, or until window_release. */
-value window_arm_domain(value id, value timeout)
+/* The next darkening scan of each domain in the list `ids` waits in the
+   slow hook, at most `timeout` ms, or until window_release. */
+value window_arm_domains(value ids, value timeout)
 {
+  uint64_t mask = 0;
+  for (value l = ids; l != Val_emptylist; l = Field(l, 1))
+    if (Int_val(Field(l, 0)) < 64) mask |= (uint64_t)1 << Int_val(Field(l, 0));
   atomic_store(&released, 0);
   atomic_store(&timed_out, 0);
   atomic_store(&timeout_ms, Long_val(timeout));
-  atomic_store(&armed_domain, Int_val(id));
+  atomic_store(&armed_domains, mask);
   return Val_unit;
 }
 
@@ -389,12 +403,15 @@ value window_get_flag(value i)
   return Val_int(atomic_load(&flags[Int_val(i) % FLAGS]));
 }
 
-/* Waits until flag `i` is `v`, taking part in the sections others start. */
+/* Waits until flag `i` is `v`, taking part in the sections others start;
+   after a while, sleeping between its looks (an idle domain that spins
+   takes a core from those at work). */
 value window_wait_flag(value i, value v)
 {
   atomic_int *f = &flags[Int_val(i) % FLAGS];
-  while (atomic_load(f) != Int_val(v)) {
+  for (long n = 0; atomic_load(f) != Int_val(v); n++) {
     wait_a_little();
+    if (n > 1000) sleep_us(100);
   }
   return Val_unit;
 }
@@ -424,4 +441,16 @@ value window_weak_get(value w)
   if (!boxroot_weak_get(to_weak(w), &v)) CAMLreturn(Val_none);
   res = caml_alloc_some(v);
   CAMLreturn(res);
+}
+
+/* What the explorer records of a root it drops, to explain a loss:
+   owner * 8 + (listed ? 4 : 0) + (stamp current ? 2 : 0), or -1. */
+#include "pool.h"
+value window_root_state(value r)
+{
+  pool *p = pool_of_slot(to_root(r));
+  int owner = pool_owner(p);
+  int listed = p->listed_at != 0;
+  int current = pool_stamp(p) == boxroot__current_stamp();
+  return Val_int(owner * 8 + listed * 4 + current * 2);
 }
