@@ -168,7 +168,9 @@ test-tsan:
 # with short-lived domains churning and statistics read throughout
 # (BOXROOT_STRESS_CHURN=1), SOAK_SECONDS each (default 120) on the test
 # build, on OCaml's debug runtime, and under ThreadSanitizer (the TSan
-# toolchain of test-tsan). Minutes: not part of `make test`.
+# toolchain of test-tsan); then the window explorer over SOAK_SEEDS seeds
+# on the test build and against each broken build (tools/soak-explore.sh).
+# Minutes: not part of `make test`.
 SOAK_SECONDS ?= 120
 SOAK_ENV := BOXROOT_STRESS_CHURN=1 BOXROOT_STRESS_SECONDS=$(SOAK_SECONDS)
 test-soak:
@@ -181,6 +183,7 @@ test-soak:
 	dune build --build-dir $(BUILD_DIR_TSAN) --profile tsan ./boxroot/test/test_stress.exe && \
 	echo "== soak: tsan" && $(SOAK_ENV) BOXROOT_STRESS_DOMAINS=2 TSAN_OPTIONS=exitcode=66 \
 	  ./$(BUILD_DIR_TSAN)/default/boxroot/test/test_stress.exe
+	@$(TOOLCHAIN) && tools/soak-explore.sh
 
 # The same tests under valgrind's memcheck (fails on errors or leaks).
 test-valgrind:

@@ -423,7 +423,7 @@ let run seed =
       | Some d -> let i = Domain.join d in fail_domain_states_after (-1); i
       | None -> false in
     disarm ();
-    print_string @@ Printf.sprintf "seed %d, round %d: %s, slow %d, in the window:%s%s\n%!" seed r
+    print_string @@ Printf.sprintf "seed %d, round %d: %s, slow %d, in the window:%s%s" seed r
       (match focus with Early_leaver -> "early leaver" | Termination -> "termination"
                       | Stateless -> "stateless" | Growth -> "growth") slow
       (String.concat "" (List.init workers (fun k -> if inside.(k + 1) then Printf.sprintf " %d" (k + 1) else "")))
@@ -431,7 +431,9 @@ let run seed =
        | Some _ -> Printf.sprintf ", stateless domain%s" (if helper_inside then " in the window" else "")
        | None -> "")
     ^ String.concat "" (List.init workers (fun k ->
-        if terminating.(k + 1) then Printf.sprintf ", worker %d terminates" (k + 1) else ""));
+        if terminating.(k + 1) then Printf.sprintf ", worker %d terminates" (k + 1) else ""))
+    ^ "\n";
+    flush stdout;
     (* Pools that the workers gave back, taken and grown while the cycle
        may still mark: here, and, after a growth, by a new domain, which
        takes its first pools from the chunk allocator (the last given
