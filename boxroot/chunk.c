@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include "chunk.h"
-#include "invariants.h"
 #include "marking.h"
 #include "testing.h"
 #include "window.h"

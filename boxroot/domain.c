@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include "chunk.h"
 #include "domain.h"
-#include "invariants.h"
+#include "asserts.h"
 #include "marking.h"
 #include "remote.h"
 #include "window.h"

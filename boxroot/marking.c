@@ -216,7 +216,7 @@
    slot by slot (ocaml_compat.h) and the stamps are the constant 0. */
 #include <pthread.h>
 #include <stdlib.h>
-#include "invariants.h"
+#include "asserts.h"
 #include "marking.h"
 #include "window.h"
 

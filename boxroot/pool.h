@@ -44,7 +44,7 @@
 #define BOXROOT_POOL_H
 
 #include "boxroot.h"
-#include "invariants.h"
+#include "asserts.h"
 
 #define CACHE_LINE BOXROOT__CACHE_LINE
 

@@ -86,7 +86,7 @@
 #include "boxroot.h"
 #include "checks.h"
 #include "domain.h"
-#include "invariants.h"
+#include "asserts.h"
 #include "marking.h"
 #include "remote.h"
 #include "window.h"

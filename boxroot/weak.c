@@ -133,7 +133,7 @@
 #include "boxroot_stats.h"
 #include "chunk.h"
 #include "domain.h"
-#include "invariants.h"
+#include "asserts.h"
 #include "remote.h"
 #include "ticks.h"
 #include "weak.h"
