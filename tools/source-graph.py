@@ -3,7 +3,7 @@
 circles. A file and the headers of its name (chunk.c, chunk.h) are one
 unit; A uses B when A includes one of B's headers, or names a function,
 macro, type or variable that B alone defines. With --layers, also the
-arrows that run against the Architecture section's layers (README.md).
+arrows that run against the layers that README.md's Architecture section lists.
 
   tools/source-graph.py [--layers] [DIR]      (DIR: boxroot/ by default)
 
@@ -32,9 +32,24 @@ for line in out.splitlines():
     defined[name].add(unit[f])
 
 def strip(text):
+    """The code that uses names: no comment, string, or file-scope
+    declaration (a prototype or an extern, which names what another file
+    defines without using it)."""
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
     text = re.sub(r"//[^\n]*", " ", text)
-    return re.sub(r'"(\\.|[^"\\])*"', '""', text)
+    text = re.sub(r'"(\\.|[^"\\])*"', '""', text)
+    decls = re.compile(r"^extern\b[^;{}]*;|^(?!#|typedef|static|_Static)[A-Za-z_][^;{}#=]*\)\s*"
+                       r"(__attribute__\s*\(\(.*?\)\)\s*)?;", re.M | re.S)
+    declared = set()
+    for m in decls.finditer(text):
+        declared |= set(re.findall(r"\w+", m.group(0)))
+    return decls.sub(" ", text), declared
+
+# A name after `*`, `.` or `->`, or before `->`, `.`, `=`, `!=`, `,` or
+# `;`, is a variable or a member that may bear a type's name (`struct
+# boxroot__pool_hot *pool`); a type's name is not used so.
+NAME = re.compile(r"(?<![\w.>*])(?<!\*\s)([A-Za-z_]\w*)(\s*(->|\.|!?=(?!=)|,|;|\)\s*[^\s*)]))?")
+types = {line.split("\t")[0] for line in out.splitlines() if line.split("\t")[1] == "typedef"}
 
 uses = defaultdict(lambda: defaultdict(set))
 for f in files:
@@ -43,7 +58,12 @@ for f in files:
         inc = os.path.basename(inc)
         if inc in unit and unit[inc] != unit[f]:
             uses[unit[f]][unit[inc]].add("#include " + inc)
-    for name in set(re.findall(r"[A-Za-z_]\w*", strip(text))):
+    code, declared = strip(text)
+    # A pointer to a struct needs no definition of it.
+    code = re.sub(r"\bstruct\s+\w+(?=[\s*const]*\*)|^struct\s+\w+\s*;", "struct", code, flags=re.M)
+    names = {m.group(1) for m in NAME.finditer(code)
+             if not (m.group(1) in types and m.group(2))}
+    for name in names - declared:  # what a unit declares, it need not take
         owners = defined.get(name, set())
         if len(owners) == 1:
             (o,) = owners
@@ -89,7 +109,7 @@ if "--layers" in sys.argv:
     # The layers as README.md's Architecture section lists them: lines
     # "N. Name: file, file, ..." (files of boxroot/).
     readme = open(os.path.join(root, "README.md")).read()
-    arch = readme.split("## Architecture", 1)[1].split("\n## ", 1)[0]
+    arch = readme.split("### Architecture", 1)[1].split("\n#", 1)[0]
     layer = {}
     for n, names in re.findall(r"^(\d+)\. [^:\n]*: ([^\n]*)", arch, flags=re.M):
         for name in re.findall(r"`([\w.]+)`", names):
