@@ -1,4 +1,5 @@
-/* The debug build's hooks inside the library (definitions in debug.c).
+/* The debug build's hooks inside the library (the report of a misuse:
+   checks.c; the checked operations: debug.c).
    Not named debug.h: boxroot/debug/debug.h would shadow libstdc++'s
    <debug/debug.h> for C++ code compiled with -I boxroot.
 

@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include "chunk.h"
-#include "invariants.h"
-#include "marking.h"
 #include "testing.h"
 #include "window.h"
 
@@ -231,16 +229,14 @@ pool *boxroot__chunk_alloc_pool(void)
   return p;
 }
 
-void boxroot__chunk_free_pool(pool *p)
+void boxroot__chunk_free_pool(pool *p, int may_decommit)
 {
   int decommit;
   pthread_mutex_lock(&chunk_lock);
   handed_out--;
   set_in_use(p, 0);
-  /* Not while pools may be on a mark stack: the marker would read a
-     decommitted pool's zeros as pointers (marking.c, M2). */
   decommit = free_committed_count >= BOXROOT_FREE_POOLS_COMMITTED_MAX && !chunk_of(p)->huge
-    && !marking_pools_may_be_marked();
+    && may_decommit;
   if (!decommit) {
     p->next = free_committed;
     free_committed = p;

@@ -39,8 +39,12 @@
 
 /* A pool-sized, pool-aligned block, or NULL with errno set. Thread-safe. */
 pool *boxroot__chunk_alloc_pool(void);
-/* Gives a pool back for reuse. Thread-safe. */
-void boxroot__chunk_free_pool(pool *p);
+/* Gives a pool back for reuse. Thread-safe. `may_decommit`: whether its
+   memory may go back to the OS, beyond BOXROOT_FREE_POOLS_COMMITTED_MAX
+   free pools; the caller says no while the GC's marker may still read
+   pools, which would read a decommitted pool's zeros as pointers
+   (marking.c, M2). */
+void boxroot__chunk_free_pool(pool *p, int may_decommit);
 /* Unmaps every chunk and clears the page table. Only at teardown. */
 void boxroot__chunk_release_all(void);
 

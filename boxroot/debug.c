@@ -37,9 +37,6 @@
    root they are stable (a root's slot is only written by its user and by
    the GC; `fresh` only grows while the pool holds roots), so the answer
    is exact for correct programs and best-effort for racy misuses. */
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 /* The unchecked fast paths, plus the declarations of the checked ones
    (boxroot.h). */
 #undef BOXROOT_DEBUG
@@ -52,19 +49,6 @@
 /* No OCaml block lives in the first page (never mapped on our targets). */
 #define LOWEST_BLOCK_ADDRESS 4096
 #define BITS_PER_WORD (8 * sizeof(uintptr_t))
-
-_Noreturn void boxroot__debug_misuse(char const *op, void const *addr,
-                                    char const *what_format, ...)
-{
-  char what[512];
-  va_list args;
-  va_start(args, what_format);
-  vsnprintf(what, sizeof what, what_format, args);
-  va_end(args);
-  fprintf(stderr, "boxroot debug: %s(%p): %s\n", op, addr, what);
-  fflush(stderr);
-  abort();
-}
 
 static int delayed_free_pending(pool *p, void **slot)
 {

@@ -1,9 +1,9 @@
 /* Per-domain rings and the pool-selection policy (invariants in domain.h). */
 #include <pthread.h>
 #include <stdlib.h>
+#include "asserts.h"
 #include "chunk.h"
 #include "domain.h"
-#include "invariants.h"
 #include "marking.h"
 #include "remote.h"
 #include "window.h"
@@ -26,13 +26,13 @@ __attribute__((aligned(BOXROOT__CACHE_LINE))) = {
 static pthread_mutex_t domains_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Creations made in pools since given back to the chunk allocator, which
-   resets them (statistics: boxroot.c sums these and the live pools'). */
+   resets them (statistics: api.c sums these and the live pools'). */
 static long retired_creations; /* atomic */
 
 static void retire_pool(pool *p)
 {
   boxroot__fetch_add(&retired_creations, pool_creations(p), RELAXED);
-  boxroot__chunk_free_pool(p);
+  boxroot__chunk_free_pool(p, !marking_pools_may_be_marked()); /* M2 */
 }
 
 long boxroot__domain_retired_creations(void)
@@ -102,6 +102,7 @@ static struct boxroot_domain *domain_get_any(int id)
                                 .key = own_key(id), .terminated = terminated };
   /* Other threads read this slot (remote.c) without the domain lock. */
   boxroot__store(&boxroot__domains[id], d, RELEASE);
+  boxroot__remote_set_owner_flag(id, &d->delayed_flag);
   return d;
 }
 
@@ -180,7 +181,7 @@ void boxroot__delete_local_slow(struct boxroot__pool_hot *hot)
 static int make_current(struct boxroot_domain *d, pool *p)
 {
   if (pool_class(p) != CLASS_YOUNG || d->young != p) move_to(d, p, CLASS_YOUNG, 1);
-  if (p->hot.free_list == (void **)p && !boxroot__pool_thread_fresh(p)) return 0;
+  if (p->hot.free_list == (void **)p && !marking_thread_fresh(p)) return 0;
   boxroot__alloc_cursor[d->id].pool = &p->hot;
   return 1;
 }
@@ -189,8 +190,8 @@ pool *boxroot__domain_refill(struct boxroot_domain *d)
 {
   pool *p = domain_current_pool(d);
   if (p != NULL) {
-    if (boxroot__pool_thread_fresh(p)) return p;
-    if (boxroot__remote_collect(d, p, boxroot__compat_state()) > 0
+    if (marking_thread_fresh(p)) return p;
+    if (domain_collect_remote(d, p, boxroot__compat_state()) > 0
         && p->hot.free_list != (void **)p) return p;
     /* Full: behind every young pool that may still have room. */
     ring_remove(&d->young, p);
@@ -201,7 +202,7 @@ pool *boxroot__domain_refill(struct boxroot_domain *d)
        slots rather than take another pool (tunables.h). */
     pool *q = p->prev;
     for (int k = 0; k < BOXROOT_RECLAIM_YOUNG_POOLS && q != p; k++, q = q->prev)
-      if (boxroot__remote_collect(d, q, boxroot__compat_state()) > 0 && make_current(d, q)) return q;
+      if (domain_collect_remote(d, q, boxroot__compat_state()) > 0 && make_current(d, q)) return q;
   }
   pool *y = d->young;
   if (y != NULL && y != p && pool_has_room(y) && make_current(d, y)) return y;
@@ -375,6 +376,7 @@ void boxroot__domain_forget_all(void)
   for (int i = 0; i < BOXROOT__MAX_DOMAINS; i++) {
     domain_reset_cursor(i);
     boxroot__alloc_cursor[i].run_bits = 0; /* every root is gone */
+    boxroot__remote_set_owner_flag(i, NULL);
     free(boxroot__domains[i]);
     boxroot__domains[i] = NULL;
   }

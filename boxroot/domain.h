@@ -30,7 +30,7 @@
      to the slow path, which moves the root: correct either way.
    Nothing else: the statistics read a domain's rings and `stats` only on
    its behalf, while no thread can change them (their read protocol:
-   boxroot_get_stats in boxroot.c).
+   boxroot_get_stats in api.c).
 
    Invariants (enforced in domain.c):
    - Only the owner domain changes its rings and its pools' free lists,
@@ -46,7 +46,9 @@
 #ifndef BOXROOT_DOMAIN_H
 #define BOXROOT_DOMAIN_H
 
+#include "asserts.h"
 #include "pool.h"
+#include "remote.h"
 
 struct domain_stats {
   long minor_scans, major_scans;
@@ -106,6 +108,17 @@ void boxroot__domain_terminate(int id);
 /* Takes every orphan pool, if any. Stop-the-world only: the scan hook of
    `d`, whose state is `domain_state` (NULL on OCaml 4.14). */
 void boxroot__domain_adopt_orphans(struct boxroot_domain *d, boxroot__domain_state *domain_state);
+/* Frees the slots of `p` whose deletion was delayed (remote.c), and
+   counts them in `d`'s statistics (the derived counts of
+   boxroot_get_stats need every one). Owner `d` only. */
+static inline int domain_collect_remote(struct boxroot_domain *d, pool *p,
+                                        boxroot__domain_state *barrier_state)
+{
+  BOXROOT__ASSERT(pool_owner(p) == d->id); /* only the owner frees slots */
+  int freed = boxroot__remote_free_delayed(p, barrier_state);
+  d->stats.delayed_frees_collected += freed;
+  return freed;
+}
 /* Teardown: forgets every domain and orphan (pools are unmapped by the
    chunk allocator). */
 void boxroot__domain_forget_all(void);

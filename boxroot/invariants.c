@@ -1,18 +1,10 @@
 /* The ring walker of test builds (invariants.h). */
 #ifdef BOXROOT_TESTING
-#include <stdio.h>
-#include <stdlib.h>
+#include "asserts.h"
 #include "domain.h"
 #include "invariants.h"
 #include "marking.h"
 #include "testing.h"
-
-_Noreturn void boxroot__invariant_failed(char const *what, char const *file, int line)
-{
-  fprintf(stderr, "boxroot: invariant broken at %s:%d: %s\n", file, line, what);
-  fflush(stderr);
-  abort();
-}
 
 #define CHECK(e) BOXROOT__ASSERT(e)
 

@@ -179,7 +179,7 @@
       listed keeps the stamp 0 (S). That barrier therefore darkens the
       old value whenever the runtime says marking is in progress,
       whatever the flag says, as caml_modify does
-      (boxroot__modify_marking). The owner's barriers keep the flag:
+      (boxroot__marking_modify_barrier). The owner's barriers keep the flag:
       they run after the owner's own hook counted it. Teardown waits for
       the hooks in flight (compat_ocaml5.c): a domain that left early may
       tear down while another is still in its hook.
@@ -216,7 +216,7 @@
    slot by slot (ocaml_compat.h) and the stamps are the constant 0. */
 #include <pthread.h>
 #include <stdlib.h>
-#include "invariants.h"
+#include "asserts.h"
 #include "marking.h"
 #include "window.h"
 
@@ -768,10 +768,10 @@ void boxroot__marking_delete_owned(pool *p, void **slot, void const *key)
 }
 
 /* boxroot_modify in a pool whose stamp is not current, lock held: the
-   barrier, then what boxroot_modify does after it. */
-bool boxroot__modify_marking(boxroot *r, value v)
+   barrier (boxroot__modify_marking, api.c, then does what boxroot_modify
+   does after it). */
+void boxroot__marking_modify_barrier(boxroot root)
 {
-  boxroot root = *r;
   pool *p = pool_of_slot(root);
   /* ACQUIRE: a current stamp follows the owner's darkening. */
   boxroot__owner_word owner = boxroot__owner_word_acquire(&p->shared);
@@ -788,10 +788,6 @@ bool boxroot__modify_marking(boxroot *r, value v)
       darken_for_another_domain((void **)root, state);
     }
   }
-  if (boxroot__compat_may_be_young(v) && pool_class(p) != CLASS_YOUNG)
-    return boxroot__modify_slow(r, v);
-  boxroot__store((value *)root, v, RELAXED);
-  return true;
 }
 
 int boxroot__marking_check_listed(pool *p, int id, int member)

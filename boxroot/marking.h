@@ -22,6 +22,14 @@ void boxroot__marking_leave(pool *p, int id);
 /* `p`'s slots handed out grew (pool.c): its block's size follows (M1).
    Its owner, lock held. */
 void boxroot__marking_resize(pool *p);
+/* Threads the next batch of fresh slots of `p` (pool.h), and resizes its
+   block to match (M1). 0 if no fresh slot is left. Its owner, lock held. */
+static inline int marking_thread_fresh(pool *p)
+{
+  if (!boxroot__pool_thread_fresh(p)) return 0;
+  boxroot__marking_resize(p);
+  return 1;
+}
 
 /* The cycle start, domain id's scan hook with caml_darken (scan.c):
    first, if boxroot__marking_unlisted(id) > 0, each pool of the domain
@@ -79,6 +87,10 @@ static inline int marking_collect_needs_barrier(boxroot__domain_state *domain_st
 /* The owner's deletion of `slot` of `p` while the pool's stamp is not
    current: the barrier, then the local deletion. `key`: the owner's. */
 void boxroot__marking_delete_owned(pool *p, void **slot, void const *key);
+
+/* boxroot_modify's deletion barrier on `root`, in a pool whose stamp is
+   not current (M3, M5), lock held. */
+void boxroot__marking_modify_barrier(boxroot root);
 
 /* Test builds: whether `p`, owned by domain id, is listed in its
    directory or counted as unlisted (`member`: on its young or old ring),

@@ -319,7 +319,7 @@ void boxroot__compat_finish_major_cycle(void);
 void boxroot__compat_install_hooks(void);
 void boxroot__compat_remove_hooks(void);
 
-/* ---- Reading every domain's state, for the statistics (boxroot.c) ----
+/* ---- Reading every domain's state, for the statistics (api.c) ----
    boxroot__compat_visit_domains(each_domain, shared, data) calls
    `each_domain(id, data)` once for every domain id (0 to
    BOXROOT__MAX_DOMAINS - 1), each while no thread can change the state

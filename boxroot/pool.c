@@ -1,5 +1,4 @@
 /* Pool initialisation and the fresh-slot cursor (invariants in pool.h). */
-#include "marking.h"
 #include "pool.h"
 
 _Static_assert(POOL_SLOTS <= DELAYED_WORDS * 8 * (int)sizeof(uintptr_t),
@@ -49,6 +48,5 @@ int boxroot__pool_thread_fresh(pool *p)
   for (void **s = stop - 1; s >= start; s--) { *s = pool_link(next); next = s; }
   p->hot.free_list = start;
   p->fresh = stop;
-  boxroot__marking_resize(p);
   return 1;
 }

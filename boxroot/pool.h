@@ -43,8 +43,8 @@
 #ifndef BOXROOT_POOL_H
 #define BOXROOT_POOL_H
 
+#include "asserts.h"
 #include "boxroot.h"
-#include "invariants.h"
 
 #define CACHE_LINE BOXROOT__CACHE_LINE
 
@@ -147,7 +147,8 @@ void boxroot__pool_reset(pool *p);
    invariant above; marking.c, M2). */
 void boxroot__pool_fill_unused(pool *p);
 /* Threads the next batch of fresh slots onto the free list. Returns 0 if
-   no fresh slot is left. */
+   no fresh slot is left. The owner then resizes the pool's block
+   (marking_thread_fresh, marking.h). */
 int boxroot__pool_thread_fresh(pool *p);
 /* Frees the allocated slots base[i] of `p` for each bit i of `bits`
    (owner, lock held), and returns how many. The free list's head stays

@@ -83,10 +83,9 @@
    pthread key destructor; deletions by destructors that run later count
    there directly). Readers sum them under `counts_lock`. */
 #include <pthread.h>
+#include "asserts.h"
 #include "boxroot.h"
 #include "checks.h"
-#include "domain.h"
-#include "invariants.h"
 #include "marking.h"
 #include "remote.h"
 #include "window.h"
@@ -176,10 +175,18 @@ void boxroot__remote_publish(pool *p, uintptr_t *word, uintptr_t bits,
   publish_to(p, word, bits, owner_flag);
 }
 
+/* Each domain's flag (remote.h), read without the owner's lock:
+   published with release once the domain's state is set up. */
+static int *domain_flags[BOXROOT__MAX_DOMAINS];
+
+void boxroot__remote_set_owner_flag(int id, int *flag)
+{
+  boxroot__store(&domain_flags[id], flag, RELEASE);
+}
+
 static int *domain_delayed_flag(int owner)
 {
-  struct boxroot_domain *d = boxroot__load(&boxroot__domains[owner], ACQUIRE);
-  return d == NULL ? NULL : &d->delayed_flag;
+  return boxroot__load(&domain_flags[owner], ACQUIRE);
 }
 
 static void publish(pool *p, uintptr_t *word, uintptr_t bits)
@@ -315,14 +322,6 @@ int boxroot__remote_free_delayed(pool *p, boxroot__domain_state *barrier_state)
     }
     freed += pool_free_slots(p, base, bits);
   }
-  return freed;
-}
-
-int boxroot__remote_collect(struct boxroot_domain *d, pool *p, boxroot__domain_state *barrier_state)
-{
-  BOXROOT__ASSERT(pool_owner(p) == d->id); /* only the owner frees slots */
-  int freed = boxroot__remote_free_delayed(p, barrier_state);
-  d->stats.delayed_frees_collected += freed;
   return freed;
 }
 

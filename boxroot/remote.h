@@ -4,19 +4,20 @@
 
 #include "pool.h"
 
-struct boxroot_domain;
 
-/* Frees the slots of `p` whose deletion was delayed, and counts them in
-   `d`'s statistics (the derived counts of boxroot_get_stats need every
-   one). Owner `d` only (its lock held, or its scan hook). Returns how
-   many; the caller then fixes the pool's ring position if it matters.
-   `barrier_state`: the domain state on whose mark stack the deletion
-   barrier darkens the values freed while their pool's stamp is not
-   current (marking.c, M3), or NULL (slot-by-slot scans). */
-int boxroot__remote_collect(struct boxroot_domain *d, pool *p, boxroot__domain_state *barrier_state);
-/* The same without the statistics, for pools that no boxroot_domain
-   owns (weak pools: weak.c). */
+/* Frees the slots of `p` whose deletion was delayed (C1-C3). Its owner
+   only (its lock held, or its scan hook). Returns how many; the caller
+   then fixes the pool's ring position if it matters, and counts them
+   (domain_collect_remote, domain.h). `barrier_state`: the domain state on
+   whose mark stack the deletion barrier darkens the values freed while
+   their pool's stamp is not current (marking.c, M3), or NULL
+   (slot-by-slot scans). */
 int boxroot__remote_free_delayed(pool *p, boxroot__domain_state *barrier_state);
+
+/* Where domain `id`'s flag is (D3; NULL: none yet), which a deletion in
+   one of its pools raises: domain.c says so as it creates and forgets
+   the domain's state. */
+void boxroot__remote_set_owner_flag(int id, int *flag);
 
 /* Publishes the deletions of the slots `bits` of `word`, a word of
    `p`'s delayed-free bitmap (D1-D3), for pools whose owner's flag is not

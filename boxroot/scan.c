@@ -145,7 +145,7 @@ static long scan_ring(struct boxroot_domain *d, int cls, int new_cls,
   for (pool *p = boxroot__domain_detach_ring(d, cls), *after; p != NULL; p = after) {
     after = p->next;
     if (after != NULL) prefetch_pool(after, SCAN_PREFETCH_SLOTS);
-    boxroot__remote_collect(d, p, barrier_state);
+    domain_collect_remote(d, p, barrier_state);
     scanned += scan_pool(p, sc, kind);
     boxroot__domain_place(d, p, new_cls);
   }
@@ -158,7 +158,7 @@ static long collect_ring(struct boxroot_domain *d, pool *head, boxroot__domain_s
   if (head != NULL) {
     pool *p = head;
     do {
-      freed += boxroot__remote_collect(d, p, barrier_state);
+      freed += domain_collect_remote(d, p, barrier_state);
       p = p->next;
     } while (p != head);
   }
@@ -183,7 +183,7 @@ struct aging { struct boxroot_domain *d; boxroot__domain_state *state; };
 static void collect_aged(pool *p, void *data)
 {
   struct aging *a = data;
-  if (boxroot__remote_collect(a->d, p, a->state) > 0)
+  if (domain_collect_remote(a->d, p, a->state) > 0)
     boxroot__domain_pool_count_dropped(a->d, p);
 }
 

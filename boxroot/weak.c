@@ -129,12 +129,14 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include "asserts.h"
 #include "boxroot.h"
 #include "boxroot_stats.h"
 #include "chunk.h"
 #include "domain.h"
-#include "invariants.h"
+#include "marking.h"
 #include "remote.h"
+#include "status.h"
 #include "ticks.h"
 #include "weak.h"
 #include "window.h"
@@ -163,7 +165,7 @@ uintptr_t const boxroot__weak_empty[2] = {
 
 /* A domain's weak state. Only the domain (lock held, or its hooks) reads
    or writes it, except `delayed_flag` (remote deleters, D3) and the
-   statistics (read while every domain is stopped: boxroot.c). */
+   statistics (read while every domain is stopped: api.c). */
 struct weak_domain {
   void const *key;        /* as domain.c's: the owner's key */
   int incarnation, terminated;
@@ -299,7 +301,7 @@ static int collect(struct weak_domain *wd, pool *p)
 static int make_current(struct weak_domain *wd, int id, pool *p)
 {
   if (pool_class(p) != WEAK_YOUNG || wd->young != p) move_to(wd, p, WEAK_YOUNG, 1);
-  if (p->hot.free_list == (void **)p && !boxroot__pool_thread_fresh(p)) return 0;
+  if (p->hot.free_list == (void **)p && !marking_thread_fresh(p)) return 0;
   boxroot__weak_cursor[id] = &p->hot;
   return 1;
 }
@@ -308,7 +310,7 @@ static pool *refill(struct weak_domain *wd, int id)
 {
   pool *p = current_pool(id);
   if (p != NULL) {
-    if (boxroot__pool_thread_fresh(p)) return p;
+    if (marking_thread_fresh(p)) return p;
     if (collect(wd, p) > 0 && p->hot.free_list != (void **)p) return p;
     /* Full: to the back of the young ring. */
     move_to(wd, p, WEAK_YOUNG, 0);
@@ -441,7 +443,7 @@ static void clear_domain(struct weak_domain *wd, int in_stw)
       pool_set_owner(p, BOXROOT__NO_OWNER, BOXROOT__NO_OWNER_KEY);
       pool_set_class(p, CLASS_NONE);
       p->next = p->prev = NULL;
-      boxroot__chunk_free_pool(p);
+      boxroot__chunk_free_pool(p, !marking_pools_may_be_marked()); /* M2 */
     } else {
       place_old(wd, p);
     }

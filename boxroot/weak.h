@@ -64,17 +64,8 @@ void boxroot__weak_terminate(int id);
 
 /* Teardown: forgets every weak pool (the chunk allocator unmaps them). */
 void boxroot__weak_forget_all(void);
-/* Adds the weak counters to `out`, while no domain runs (boxroot.c's
+/* Adds the weak counters to `out`, while no domain runs (api.c's
    read protocol of the statistics). */
 void boxroot__weak_add_stats(struct boxroot_stats *out);
-
-/* boxroot.c: records why the calling thread's last call failed. */
-void boxroot__fail(int err, char const *why);
-/* boxroot.c: whether this thread holds a domain lock; records EPERM and
-   `why` otherwise. */
-bool boxroot__lock_held_or_fail(char const *why);
-/* boxroot.c: sets boxroot up if needed; false (error recorded) if it is
-   not running afterwards. */
-bool boxroot__running_or_fail(void);
 
 #endif /* BOXROOT_WEAK_H */

@@ -1,7 +1,6 @@
-/* The API's slow paths and life cycle: setup, teardown, status, errors,
-   statistics. The fast paths are inline in boxroot.h. */
+/* The API's slow paths, teardown and statistics. The fast paths are
+   inline in boxroot.h; setup, status and errors: status.c. */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include "boxroot.h"
@@ -10,86 +9,23 @@
 #include "domain.h"
 #include "marking.h"
 #include "remote.h"
+#include "status.h"
 #include "ticks.h"
 #include "weak.h"
 
-static int status = BOXROOT_NOT_SETUP; /* atomic: read without setup_lock */
-static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
-static __thread char const *last_error;
-
-void boxroot__fail(int err, char const *why)
+/* What boxroot holds, given back with the hooks removed, the highest
+   layer first: marking must be over before the pools go. */
+static void release_everything(void)
 {
-  last_error = why;
-  errno = err;
-}
-
-int boxroot_status(void) { return boxroot__load(&status, ACQUIRE); }
-
-char const *boxroot_error_string(void)
-{
-  if (last_error != NULL) return last_error;
-  switch (boxroot_status()) {
-  case BOXROOT_NOT_SETUP: return "boxroot is not set up yet (no root created)";
-  case BOXROOT_RUNNING: return "boxroot is running; no failure in this thread";
-  case BOXROOT_TORE_DOWN: return "boxroot was torn down (boxroot_teardown)";
-  default: return "boxroot could not be set up";
-  }
-}
-
-bool boxroot__lock_held_or_fail(char const *why)
-{
-  if (boxroot__compat_lock_held_slow()) return true;
-  boxroot__fail(EPERM, why);
-  return false;
-}
-
-bool boxroot_setup(void)
-{
-  if (!boxroot__lock_held_or_fail("boxroot_setup: this thread does not hold the OCaml domain lock"))
-    return false;
-  pthread_mutex_lock(&setup_lock);
-  if (boxroot_status() == BOXROOT_NOT_SETUP) {
-    boxroot__ticks_calibrate();
-    boxroot__compat_install_hooks();
-    boxroot__store(&status, BOXROOT_RUNNING, RELEASE);
-  }
-  pthread_mutex_unlock(&setup_lock);
-  if (boxroot_status() == BOXROOT_RUNNING) return true;
-  boxroot__fail(ENOTSUP, boxroot_status() == BOXROOT_TORE_DOWN
-       ? "boxroot_setup: boxroot was torn down and cannot be set up again"
-       : "boxroot_setup: boxroot is in an invalid state");
-  return false;
+  boxroot__marking_quiesce();
+  boxroot__domain_forget_all();
+  boxroot__weak_forget_all();
+  boxroot__chunk_release_all();
 }
 
 void boxroot_teardown(void)
 {
-  pthread_mutex_lock(&setup_lock);
-  if (boxroot_status() == BOXROOT_RUNNING) {
-    boxroot__store(&status, BOXROOT_TORE_DOWN, RELEASE);
-    boxroot__compat_remove_hooks();
-    boxroot__marking_quiesce();
-    boxroot__domain_forget_all();
-    boxroot__weak_forget_all();
-    boxroot__chunk_release_all();
-  } else if (boxroot_status() == BOXROOT_NOT_SETUP) {
-    boxroot__store(&status, BOXROOT_TORE_DOWN, RELEASE);
-  }
-  pthread_mutex_unlock(&setup_lock);
-}
-
-/* Lock held. */
-bool boxroot__running_or_fail(void)
-{
-  if (boxroot_status() != BOXROOT_RUNNING) {
-    if (boxroot_status() != BOXROOT_NOT_SETUP) {
-      boxroot__fail(ENOTSUP, boxroot_status() == BOXROOT_TORE_DOWN
-           ? "boxroot_create: boxroot was torn down"
-           : "boxroot_create: boxroot is in an invalid state");
-      return false;
-    }
-    if (!boxroot_setup()) return false;
-  }
-  return true;
+  boxroot__tear_down(release_everything);
 }
 
 boxroot boxroot__create_slow(value v)
@@ -123,6 +59,18 @@ bool boxroot__modify_slow(boxroot *r, value v)
   boxroot_delete(*r);
   *r = moved;
   modify_moves[boxroot__compat_locked_domain()]++;
+  return true;
+}
+
+/* boxroot_modify in a pool whose stamp is not current (marking.c, M3):
+   the deletion barrier, then what boxroot_modify does after it. */
+bool boxroot__modify_marking(boxroot *r, value v)
+{
+  boxroot root = *r;
+  boxroot__marking_modify_barrier(root);
+  if (boxroot__compat_may_be_young(v) && pool_class(pool_of_slot(root)) != CLASS_YOUNG)
+    return boxroot__modify_slow(r, v);
+  boxroot__store((value *)root, v, RELAXED);
   return true;
 }
 
