@@ -51,7 +51,10 @@
       is darkened is reached, one that joins after needs not be, for a
       pool that holds no value (a new or free one) has nothing to mark,
       and an orphan that was not yet reached (not MARKED) has its values
-      darkened as it joins while marking is in progress. Nothing else
+      darkened as it joins while marking is in progress; so has one that
+      cannot be listed, even if reached: the marker that reached it may
+      not have read its slots yet, and no barrier covers an unlisted pool
+      (M3). Nothing else
       reads this header: no OCaml value points into a pool (the debug
       build rejects such values), the sweeper walks only the runtime's
       own pools, and compaction and heap verification reach our slots
@@ -497,10 +500,22 @@ void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int ho
   BOXROOT__ASSERT(pool_owner(p) == id && p->listed_at == 0);
   struct directory *dir = &directories[id];
   int darkened = 0;
+  int reached = boxroot__compat_header_is_marked(p->block_header);
+  /* Only its owner's marker reads a directory (M0): listing first is
+     safe, and tells whether the barrier will cover the pool. */
+  if (!list_pool(dir, p)) dir->unlisted++;
   /* M1: an orphan that the marker has not reached, while marking is in
-     progress. */
+     progress; or one that could not be listed, whose owner runs no
+     barrier for the rest of the cycle (M3): a marker that reached it
+     may not have read its slots yet (M2), and later deletions would
+     overwrite them. */
   if (holds_values && boxroot__compat_marking_in_progress()
-      && !boxroot__compat_header_is_marked(p->block_header)) {
+#ifndef BOXROOT_TESTING_UNLISTED_ORPHANS_UNDARKENED /* a broken build */
+      && (!reached || p->listed_at == 0)
+#else
+      && !reached
+#endif
+      ) {
 #ifndef BOXROOT_TESTING_NO_JOIN_DARKENING /* a broken build for tests */
     darken_values(p, state);
     darkened = 1;
@@ -514,7 +529,6 @@ void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int ho
 #else
   p->block_header = boxroot__compat_unmarked_header(wosize);
 #endif
-  if (!list_pool(dir, p)) dir->unlisted++;
   /* S: no value, or every value darkened; else the barrier is on. An
      unlisted pool keeps the stamp 0: no aging hand visits it. */
 #ifndef BOXROOT_TESTING_UNLISTED_STAMPS /* a broken build for tests */
@@ -744,7 +758,8 @@ void boxroot__marking_owner_barrier(pool *p, void **slot, boxroot__domain_state 
     return;
   }
   /* Not listed: its values were darkened slot by slot at this cycle's
-     start (M0); its stamp stays 0 (S). */
+     start (M0), or as it joined during marking (M1); its stamp stays 0
+     (S). */
   if (p->listed_at == 0) return;
   uint32_t cycle_stamp = (uint32_t)(current >> BOXROOT__STAMP_SHIFT);
   if (p->barriers_stamp != cycle_stamp) {
