@@ -76,7 +76,8 @@ static void hook_exit(void)
 static void scan_hook(scanning_action f, scanning_action_flags flags,
                       void *data, caml_domain_state *domain)
 {
-  if (previous_scan_hook != NULL) previous_scan_hook(f, flags, data, domain);
+  scan_roots_hook previous = boxroot__load(&previous_scan_hook, ACQUIRE);
+  if (previous != NULL) previous(f, flags, data, domain);
   if (!hook_enter()) return;
   boxroot__scan_domain(domain->id, (boxroot__scanner){ f, data },
                        (flags & SCANNING_ONLY_YOUNG_VALUES) != 0, of_caml(domain));
@@ -86,11 +87,11 @@ static void scan_hook(scanning_action f, scanning_action_flags flags,
 }
 
 /* Weak roots are cleared by their owner in a major slice (weak.c, W3).
-   The previous hooks are read with relaxed atomics: other domains run
-   the slice hooks outside any section that orders them after setup. */
+   Other domains run the slice hooks outside any section that orders them
+   after setup: the previous hooks are read as CHAIN_HOOK says. */
 static void slice_begin_hook(void)
 {
-  caml_timing_hook previous = boxroot__load(&previous_slice_begin_hook, RELAXED);
+  caml_timing_hook previous = boxroot__load(&previous_slice_begin_hook, ACQUIRE);
   if (previous != NULL) previous();
   if (!hook_enter()) return;
   boxroot__weak_slice();
@@ -99,7 +100,7 @@ static void slice_begin_hook(void)
 
 static void slice_end_hook(void)
 {
-  caml_timing_hook previous = boxroot__load(&previous_slice_end_hook, RELAXED);
+  caml_timing_hook previous = boxroot__load(&previous_slice_end_hook, ACQUIRE);
   if (previous != NULL) previous();
   if (!hook_enter()) return;
   boxroot__weak_slice();
@@ -110,7 +111,8 @@ static void slice_end_hook(void)
    minor collection, while the terminating one adopts none (domain.h). */
 static void terminated_hook(void)
 {
-  if (previous_terminated_hook != NULL) previous_terminated_hook();
+  caml_timing_hook previous = boxroot__load(&previous_terminated_hook, ACQUIRE);
+  if (previous != NULL) previous();
   if (!hook_enter()) return;
   BOXROOT__WINDOW(BOXROOT__AT_ORPHANING, Caml_state->id);
   boxroot__domain_terminate(Caml_state->id);
@@ -118,26 +120,43 @@ static void terminated_hook(void)
   hook_exit();
 }
 
+/* Chains `mine` in front of the hook in `*hook`. The hook it replaces is
+   stored in `*previous` before `mine` is published, with release, and
+   read with acquire by `mine`: a domain that calls `mine` as soon as it
+   is published (a slice, a termination, or on OCaml 5.5 a domain still
+   darkening its roots while another sets boxroot up) also calls the hook
+   it replaced, such as systhreads' scan of the other threads' stacks. */
+#define CHAIN_HOOK(hook, mine, previous) do {                              \
+    __typeof__(*(hook)) chain_seen = boxroot__load((hook), SEQ_CST);       \
+    do {                                                                   \
+      if (!PREVIOUS_STORED_LATE) boxroot__store((previous), chain_seen, RELEASE); \
+    } while (!boxroot__cas_weak((hook), &chain_seen, (mine), SEQ_CST));     \
+    BOXROOT__WINDOW(BOXROOT__AT_HOOK_PUBLISHED, -1);                       \
+    if (PREVIOUS_STORED_LATE) boxroot__store((previous), chain_seen, RELEASE); \
+  } while (0)
+#ifndef BOXROOT_TESTING_PREVIOUS_HOOK_LATE /* a broken build for tests */
+#define PREVIOUS_STORED_LATE 0
+#else
+#define PREVIOUS_STORED_LATE 1
+#endif
+
 void boxroot__compat_install_hooks(void)
 {
   boxroot__store(&hooks_enabled, 1, SEQ_CST);
-  previous_scan_hook = boxroot__exchange(&caml_scan_roots_hook, scan_hook, SEQ_CST);
-  previous_terminated_hook =
-    boxroot__exchange(&caml_domain_terminated_hook, terminated_hook, SEQ_CST);
-  boxroot__store(&previous_slice_begin_hook,
-                 boxroot__exchange(&caml_major_slice_begin_hook, slice_begin_hook, SEQ_CST),
-                 RELAXED);
-  boxroot__store(&previous_slice_end_hook,
-                 boxroot__exchange(&caml_major_slice_end_hook, slice_end_hook, SEQ_CST),
-                 RELAXED);
+  CHAIN_HOOK(&caml_scan_roots_hook, scan_hook, &previous_scan_hook);
+  CHAIN_HOOK(&caml_domain_terminated_hook, terminated_hook, &previous_terminated_hook);
+  CHAIN_HOOK(&caml_major_slice_begin_hook, slice_begin_hook, &previous_slice_begin_hook);
+  CHAIN_HOOK(&caml_major_slice_end_hook, slice_end_hook, &previous_slice_end_hook);
 }
 
 void boxroot__compat_remove_hooks(void)
 {
   scan_roots_hook mine = scan_hook;
-  boxroot__cas_strong(&caml_scan_roots_hook, &mine, previous_scan_hook, SEQ_CST);
+  boxroot__cas_strong(&caml_scan_roots_hook, &mine,
+                      boxroot__load(&previous_scan_hook, RELAXED), SEQ_CST);
   caml_timing_hook mine_t = terminated_hook;
-  boxroot__cas_strong(&caml_domain_terminated_hook, &mine_t, previous_terminated_hook,
+  boxroot__cas_strong(&caml_domain_terminated_hook, &mine_t,
+                      boxroot__load(&previous_terminated_hook, RELAXED),
                       SEQ_CST);
   caml_timing_hook mine_b = slice_begin_hook, mine_e = slice_end_hook;
   boxroot__cas_strong(&caml_major_slice_begin_hook, &mine_b,

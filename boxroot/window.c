@@ -83,6 +83,7 @@ char const *boxroot__testing_window_name(int at)
     [BOXROOT__AT_WEAK_READ] = "weak read",
     [BOXROOT__AT_SLICE_HOOK] = "slice hook",
     [BOXROOT__AT_TEARDOWN] = "teardown",
+    [BOXROOT__AT_HOOK_PUBLISHED] = "hook published",
   };
   return at >= 0 && at < BOXROOT__WINDOW_POINTS ? names[at] : "?";
 }

@@ -32,6 +32,7 @@ enum boxroot__window_point {
   BOXROOT__AT_WEAK_READ,           /* W4: the read barrier's slow path */
   BOXROOT__AT_SLICE_HOOK,          /* a slice hook in the cleaning phase (W3) */
   BOXROOT__AT_TEARDOWN,            /* teardown, hooks removed, before waiting */
+  BOXROOT__AT_HOOK_PUBLISHED,      /* setup, a runtime hook just chained */
   BOXROOT__WINDOW_POINTS
 };
 

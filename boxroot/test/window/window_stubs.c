@@ -454,3 +454,52 @@ value window_root_state(value r)
   int current = pool_stamp(p) == boxroot__current_stamp();
   return Val_int(owner * 8 + listed * 4 + current * 2);
 }
+
+/* ---- Setup chains the runtime's hooks (compat_ocaml5.c) ---- */
+
+/* A scan hook installed before boxroot, as systhreads installs its own;
+   counts its calls. */
+static scan_roots_hook before_boxroot;
+static atomic_int earlier_hook_calls;
+
+static void earlier_scan_hook(scanning_action f, scanning_action_flags flags,
+                              void *data, caml_domain_state *domain)
+{
+  atomic_fetch_add(&earlier_hook_calls, 1);
+  if (before_boxroot != NULL) before_boxroot(f, flags, data, domain);
+}
+
+static void ignore_root(void *data, value v, volatile value *p)
+{
+  (void)data; (void)v; (void)p;
+}
+
+/* As another domain may (on OCaml 5.5, still darkening its roots while
+   this one sets boxroot up): call the scan hook the moment boxroot's is
+   published (the first hook setup chains). No root exists yet, so
+   boxroot's part scans nothing. */
+static atomic_int publications_seen;
+
+static void call_hook_when_published(int point, int domain, void *data)
+{
+  (void)domain; (void)data;
+  if (point != BOXROOT__AT_HOOK_PUBLISHED) return;
+  if (atomic_fetch_add(&publications_seen, 1) != 0) return;
+  scan_roots_hook h = atomic_load((_Atomic scan_roots_hook *)&caml_scan_roots_hook);
+  if (h != NULL && h != earlier_scan_hook)
+    h(ignore_root, SCANNING_ONLY_YOUNG_VALUES, NULL, Caml_state);
+}
+
+/* Returns how many times the earlier hook ran when boxroot_setup()
+   published its scan hook (before boxroot is set up). */
+value window_setup_with_earlier_hook(value unit)
+{
+  (void)unit;
+  before_boxroot = caml_scan_roots_hook;
+  caml_scan_roots_hook = earlier_scan_hook;
+  atomic_store(&earlier_hook_calls, 0);
+  boxroot__testing_window_callback(call_hook_when_published, NULL);
+  if (!boxroot_setup()) caml_failwith("boxroot_setup");
+  boxroot__testing_window_callback(NULL, NULL);
+  return Val_int(atomic_load(&earlier_hook_calls));
+}
