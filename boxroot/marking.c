@@ -63,7 +63,10 @@
       it by writing back the header it loaded, MARKED (so that a size
       written by another thread in between would be undone), and pushes
       the fields (major_gc.c: do_some_marking, mark_slice_darken,
-      caml_darken; a MARKED header it leaves alone). It reaches a pool
+      caml_darken; a MARKED header it leaves alone). The runtimes of 5.1
+      to 5.5 load and store within one marking step, never across a
+      return; the test build's stale marker (testing.h) emulates the
+      stronger case of a store arbitrarily late. It reaches a pool
       only by reading a field of its own domain's directory: the
       marker empties its prefetch buffer before it returns, and its mark
       stack (compressed or not) holds the addresses of fields, which it
