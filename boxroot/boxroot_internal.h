@@ -56,6 +56,14 @@
 extern "C" {
 #endif
 
+/* Whether this is the debug build's code: the library boxroot.debug, or
+   a program compiled with BOXROOT_DEBUG. */
+#if defined(BOXROOT_DEBUG) || defined(BOXROOT__DEBUG_IMPLEMENTATION)
+#define BOXROOT__IN_DEBUG_BUILD 1
+#else
+#define BOXROOT__IN_DEBUG_BUILD 0
+#endif
+
 /* Bump BOXROOT__LAYOUT_VERSION whenever a structure below changes. */
 #define BOXROOT__LAYOUT_VERSION 4
 /* The build (above): the debug library's own files are compiled with
@@ -333,13 +341,23 @@ static inline value const *boxroot_get_ref(boxroot r)
 #endif
 }
 
+#if BOXROOT__IN_DEBUG_BUILD
+/* The debug build frees a slot into its pool's quarantine (pool.h)
+   rather than onto its free list. The owner, lock held. */
+void boxroot__pool_quarantine(struct boxroot__pool_hot *pool, void **slot);
+#endif
+
 /* Deletion by the owner (`key`: its key, lock held). */
 static inline void boxroot__delete_local(struct boxroot__pool_hot *pool, boxroot r,
                                          void const *key)
 {
   void **slot = (void **)r;
+#if BOXROOT__IN_DEBUG_BUILD
+  boxroot__pool_quarantine(pool, slot);
+#else
   *slot = (void *)((uintptr_t)pool->free_list + 1); /* pool_link */
   pool->free_list = slot;
+#endif
   uint64_t n = --pool->counts;
   /* Becoming low, or empty (the count is 0 or BOXROOT__LOW_COUNT: pools
      hold fewer than 2 * BOXROOT__LOW_COUNT slots): the pool may move,

@@ -149,9 +149,13 @@ static inline void boxroot_weak_delete(boxroot_weak w)
   if (BOXROOT__LIKELY(boxroot__owner_word_relaxed(boxroot__pool_shared(pool)).bits
                       == (uintptr_t)key)) {
     void **slot = (void **)w;
+#if BOXROOT__IN_DEBUG_BUILD
+    boxroot__pool_quarantine(pool, slot);
+#else
     /* Atomic, as every write of a weak slot (above). */
     boxroot__store(slot, (void *)((uintptr_t)pool->free_list + 1), RELAXED); /* pool_link */
     pool->free_list = slot;
+#endif
     uint64_t n = --pool->counts;
     /* Low or empty (boxroot_delete's test): the pool may move. */
     if (BOXROOT__UNLIKELY((n & (BOXROOT__LOW_COUNT - 1)) == 0)

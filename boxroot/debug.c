@@ -28,9 +28,14 @@
      the API requires the lock, a program that ignores the NULL/false
      result crashes later far from the cause, and the abort points at
      the call instead.
-   Not detected: a deleted root whose slot a later create reused (the slot
-   is live again), and a deletion racing with the reuse of its slot;
-   values that pass the cheap tests but are not OCaml values.
+   - A deleted root stays detectably deleted after later creations: its
+     slot goes to its pool's quarantine (pool.h), and is handed out again
+     only after BOXROOT_DEBUG_QUARANTINE later deletions in that pool
+     (tunables.h).
+   Not detected: a deleted root whose slot was reused after all (past the
+   quarantine, or in a pool that emptied and started over), a deletion
+   racing with the reuse of its slot; values that pass the cheap tests but
+   are not OCaml values.
 
    Checks that run on a thread other than the pool's owner read the
    owner's fields (`fresh`, the slot) without synchronisation: for a live
