@@ -46,7 +46,8 @@ test-c-53:
 	dune build --build-dir $(BUILD_DIR_53) @boxroot/test/runtest --force
 
 # Rust (rust/): the drop-in -sys crate against the C library; the safe
-# crate (runtime tests, trybuild compile-fail/pass tests, doctests); and
+# crate (runtime tests, trybuild compile-fail/pass tests, doctests), and
+# its leak report on the debug build (feature debug, tests/leaks.rs); and
 # ocaml-interop 0.12 from crates.io patched onto our -sys crate. Cargo
 # fetches the crates on first use; it builds into rust/target.
 CARGO_TEST := CARGO_TARGET_DIR=$(CURDIR)/rust/target cargo test --locked
@@ -55,6 +56,7 @@ test-rust:
 	$(CARGO_TEST) --manifest-path rust/Cargo.toml -p ocaml-boxroot-sys \
 	  --features link-ocaml-runtime-and-dummy-program && \
 	$(CARGO_TEST) --manifest-path rust/Cargo.toml -p boxroot && \
+	$(CARGO_TEST) --manifest-path rust/Cargo.toml -p boxroot --features debug --test leaks && \
 	$(CARGO_TEST) --manifest-path rust/interop-test/Cargo.toml
 
 # The Rust crates as packaged (`cargo package`), unpacked outside the

@@ -7,6 +7,7 @@
 #include "boxroot_stats.h"
 #include "chunk.h"
 #include "domain.h"
+#include "leaks.h"
 #include "marking.h"
 #include "remote.h"
 #include "status.h"
@@ -17,6 +18,7 @@
    layer first: marking must be over before the pools go. */
 static void release_everything(void)
 {
+  boxroot__leaks_report_at_teardown();
   boxroot__marking_quiesce();
   boxroot__domain_forget_all();
   boxroot__weak_forget_all();

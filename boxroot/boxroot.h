@@ -56,6 +56,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <caml/mlvalues.h>
 
 #ifdef __cplusplus
@@ -129,6 +130,30 @@ char const *boxroot_error_string(void);
 /* Prints statistics on standard output: roots alive, pools by class,
    operations and scanning work (see boxroot_stats.h for the numbers). */
 void boxroot_print_stats(void);
+
+/* `boxroot_debug_report_leaks(out)` prints on `out` (stderr if NULL) the
+   roots still alive, grouped by the place that created them, largest
+   group first, then the weak roots the same way:
+
+     boxroot: 1010 roots alive, created at 2 sites (largest group first):
+           1000  make_handlers+0x4c (myprog.exe)
+             10  src/lib.rs:42
+
+   In the debug build only (library boxroot.debug, code compiled with
+   BOXROOT_DEBUG), which records where each root was created: a C call
+   as the function and offset of its return address (`function+0xOFF
+   (module)`: the function's symbol must be exported, e.g. by linking
+   with -rdynamic; otherwise `module+0xOFF`, for `addr2line -e module
+   0xOFF`), a Rust or C++ call as `file:line` (the `boxroot` crate's
+   constructors, ocaml::Root). A root moved by boxroot_modify keeps its
+   site. The release build prints the number of roots alive and says
+   that it records no sites. Any thread, at any time; exact when no other
+   thread creates or deletes roots meanwhile. Call it at two points of a
+   program and compare, to find what a phase left behind.
+
+   With BOXROOT_DEBUG_LEAKS=1 in the environment, the debug build prints
+   this report on stderr at exit (atexit) and at boxroot_teardown. */
+void boxroot_debug_report_leaks(FILE *out);
 
 /* ---- Weak roots ----
 

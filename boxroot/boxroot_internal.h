@@ -56,6 +56,14 @@
 extern "C" {
 #endif
 
+/* Whether this is the debug build's code: the library boxroot.debug, or
+   a program compiled with BOXROOT_DEBUG. */
+#if defined(BOXROOT_DEBUG) || defined(BOXROOT__DEBUG_IMPLEMENTATION)
+#define BOXROOT__IN_DEBUG_BUILD 1
+#else
+#define BOXROOT__IN_DEBUG_BUILD 0
+#endif
+
 /* Bump BOXROOT__LAYOUT_VERSION whenever a structure below changes. */
 #define BOXROOT__LAYOUT_VERSION 4
 /* The build (above): the debug library's own files are compiled with
@@ -276,12 +284,27 @@ static BOXROOT__COLD_CALL bool boxroot__modify_slow_cold(boxroot *r, value v)
 #define boxroot__debug_delete BOXROOT__DEBUG_ENTRY(boxroot__debug_delete)
 #define boxroot__debug_modify BOXROOT__DEBUG_ENTRY(boxroot__debug_modify)
 #define boxroot__debug_create BOXROOT__DEBUG_ENTRY(boxroot__debug_create)
+#define boxroot__debug_create_at BOXROOT__DEBUG_ENTRY(boxroot__debug_create_at)
 #if defined(BOXROOT_DEBUG) || defined(BOXROOT__DEBUG_IMPLEMENTATION)
 value boxroot__debug_get(boxroot r);
 value const *boxroot__debug_get_ref(boxroot r);
 void boxroot__debug_delete(boxroot r);
 bool boxroot__debug_modify(boxroot *r, value v);
+/* Records its return address as the root's creation site
+   (boxroot_debug_report_leaks): boxroot_create is always inlined in the
+   debug build, so that this is the address of the caller's call, at any
+   optimisation level. */
 boxroot boxroot__debug_create(value v);
+/* boxroot_create with the caller's source location as the creation site,
+   for bindings (Rust's #[track_caller], C++'s default arguments): `file`
+   (`file_len` bytes, no NUL needed) must live as long as the program. */
+boxroot boxroot__debug_create_at(value v, char const *file, size_t file_len,
+                                 unsigned line);
+#endif
+#if defined(BOXROOT_DEBUG) && defined(__GNUC__)
+#define BOXROOT__DEBUG_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define BOXROOT__DEBUG_ALWAYS_INLINE
 #endif
 
 static inline struct boxroot__pool_hot *boxroot__pool_of(boxroot r)
@@ -294,7 +317,7 @@ static inline struct boxroot__pool_shared *boxroot__pool_shared(struct boxroot__
   return (struct boxroot__pool_shared *)((char *)p + BOXROOT__POOL_SHARED_OFFSET);
 }
 
-static inline boxroot boxroot_create(value v)
+static inline BOXROOT__DEBUG_ALWAYS_INLINE boxroot boxroot_create(value v)
 {
 #ifdef BOXROOT_DEBUG
   return boxroot__debug_create(v);
@@ -333,13 +356,23 @@ static inline value const *boxroot_get_ref(boxroot r)
 #endif
 }
 
+#if BOXROOT__IN_DEBUG_BUILD
+/* The debug build frees a slot into its pool's quarantine (pool.h)
+   rather than onto its free list. The owner, lock held. */
+void boxroot__pool_quarantine(struct boxroot__pool_hot *pool, void **slot);
+#endif
+
 /* Deletion by the owner (`key`: its key, lock held). */
 static inline void boxroot__delete_local(struct boxroot__pool_hot *pool, boxroot r,
                                          void const *key)
 {
   void **slot = (void **)r;
+#if BOXROOT__IN_DEBUG_BUILD
+  boxroot__pool_quarantine(pool, slot);
+#else
   *slot = (void *)((uintptr_t)pool->free_list + 1); /* pool_link */
   pool->free_list = slot;
+#endif
   uint64_t n = --pool->counts;
   /* Becoming low, or empty (the count is 0 or BOXROOT__LOW_COUNT: pools
      hold fewer than 2 * BOXROOT__LOW_COUNT slots): the pool may move,

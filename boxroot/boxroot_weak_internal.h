@@ -68,14 +68,19 @@ void boxroot__weak_delete_other(boxroot_weak w, void const *key);
 #define boxroot__debug_weak_get BOXROOT__DEBUG_ENTRY(boxroot__debug_weak_get)
 #define boxroot__debug_weak_modify BOXROOT__DEBUG_ENTRY(boxroot__debug_weak_modify)
 #define boxroot__debug_weak_delete BOXROOT__DEBUG_ENTRY(boxroot__debug_weak_delete)
+#define boxroot__debug_weak_create_at BOXROOT__DEBUG_ENTRY(boxroot__debug_weak_create_at)
 #if defined(BOXROOT_DEBUG) || defined(BOXROOT__DEBUG_IMPLEMENTATION)
+/* The creation site, as boxroot__debug_create and _create_at
+   (boxroot_internal.h). */
 boxroot_weak boxroot__debug_weak_create(value v);
+boxroot_weak boxroot__debug_weak_create_at(value v, char const *file, size_t file_len,
+                                           unsigned line);
 bool boxroot__debug_weak_get(boxroot_weak w, value *out);
 bool boxroot__debug_weak_modify(boxroot_weak *w, value v);
 void boxroot__debug_weak_delete(boxroot_weak w);
 #endif
 
-static inline boxroot_weak boxroot_weak_create(value v)
+static inline BOXROOT__DEBUG_ALWAYS_INLINE boxroot_weak boxroot_weak_create(value v)
 {
 #ifdef BOXROOT_DEBUG
   return boxroot__debug_weak_create(v);
@@ -149,9 +154,13 @@ static inline void boxroot_weak_delete(boxroot_weak w)
   if (BOXROOT__LIKELY(boxroot__owner_word_relaxed(boxroot__pool_shared(pool)).bits
                       == (uintptr_t)key)) {
     void **slot = (void **)w;
+#if BOXROOT__IN_DEBUG_BUILD
+    boxroot__pool_quarantine(pool, slot);
+#else
     /* Atomic, as every write of a weak slot (above). */
     boxroot__store(slot, (void *)((uintptr_t)pool->free_list + 1), RELAXED); /* pool_link */
     pool->free_list = slot;
+#endif
     uint64_t n = --pool->counts;
     /* Low or empty (boxroot_delete's test): the pool may move. */
     if (BOXROOT__UNLIKELY((n & (BOXROOT__LOW_COUNT - 1)) == 0)

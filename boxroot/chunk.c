@@ -39,7 +39,11 @@ struct chunk {
   char *base;
   int huge;                    /* advised MADV_HUGEPAGE */
   uint64_t pools_in_use[POOLS_PER_CHUNK / BITS_PER_WORD]; /* atomic */
+#if BOXROOT__IN_DEBUG_BUILD
+  uintptr_t *side_tables;      /* POOL_SLOTS words per pool (chunk.h) */
+#endif
 };
+#define SIDE_TABLES_SIZE (POOLS_PER_CHUNK * POOL_SLOTS * sizeof(uintptr_t))
 
 /* Entries are read without the lock (boxroot__chunk_classify): atomic accesses. */
 typedef struct chunk *page_table_entry;
@@ -189,7 +193,20 @@ static int new_chunk(void)
   if (c == NULL) return 0;
   c->base = map_aligned(CHUNK_SIZE, CHUNK_ALIGN);
   if (c->base == NULL) { free(c); return 0; }
+#if BOXROOT__IN_DEBUG_BUILD
+  /* Pages are committed as roots are created in them. */
+  c->side_tables = mmap(NULL, SIDE_TABLES_SIZE, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (c->side_tables == MAP_FAILED) {
+    munmap(c->base, CHUNK_SIZE);
+    free(c);
+    return 0;
+  }
+#endif
   if (!page_table_register(c)) {
+#if BOXROOT__IN_DEBUG_BUILD
+    munmap(c->side_tables, SIDE_TABLES_SIZE);
+#endif
     munmap(c->base, CHUNK_SIZE);
     free(c);
     return 0;
@@ -262,6 +279,9 @@ void boxroot__chunk_release_all(void)
     struct chunk *c = chunks;
     chunks = c->next;
     page_table_unregister(c);
+#if BOXROOT__IN_DEBUG_BUILD
+    munmap(c->side_tables, SIDE_TABLES_SIZE);
+#endif
     munmap(c->base, CHUNK_SIZE);
     free(c);
   }
@@ -271,6 +291,27 @@ void boxroot__chunk_release_all(void)
   free_committed_count = free_decommitted_count = handed_out = 0;
   pthread_mutex_unlock(&chunk_lock);
 }
+
+#if BOXROOT__IN_DEBUG_BUILD
+uintptr_t *boxroot__chunk_side_table(pool *p)
+{
+  struct chunk *c = chunk_of(p);
+  size_t i = ((uintptr_t)p - (uintptr_t)c->base) / BOXROOT__POOL_SIZE;
+  return c->side_tables + i * POOL_SLOTS;
+}
+
+void boxroot__chunk_visit_pools(void (*visit)(pool *p, void *arg), void *arg)
+{
+  pthread_mutex_lock(&chunk_lock);
+  for (struct chunk *c = chunks; c != NULL; c = c->next)
+    for (size_t i = 0; i < POOLS_PER_CHUNK; i++) {
+      uint64_t word = boxroot__load(&c->pools_in_use[i / BITS_PER_WORD], ACQUIRE);
+      if ((word >> (i % BITS_PER_WORD)) & 1)
+        visit((pool *)(c->base + i * BOXROOT__POOL_SIZE), arg);
+    }
+  pthread_mutex_unlock(&chunk_lock);
+}
+#endif
 
 void boxroot__chunk_get_stats(struct chunk_stats *out)
 {

@@ -45,6 +45,17 @@ pool *boxroot__chunk_alloc_pool(void);
    pools, which would read a decommitted pool's zeros as pointers
    (marking.c, M2). */
 void boxroot__chunk_free_pool(pool *p, int may_decommit);
+#if BOXROOT__IN_DEBUG_BUILD
+/* The debug build's side table of `p` (a pool handed out): one word per
+   slot, indexed as `p->slots`, which the leak report fills with each
+   root's creation site (leaks.c). Mapped with the pool's chunk, zero at
+   first, never moved; outside the pool, so that its layout is the
+   release build's. */
+uintptr_t *boxroot__chunk_side_table(pool *p);
+/* Calls `visit(p, arg)` for every pool handed out, with the allocator's
+   lock held: `visit` must not allocate or free pools. */
+void boxroot__chunk_visit_pools(void (*visit)(pool *p, void *arg), void *arg);
+#endif
 /* Unmaps every chunk and clears the page table. Only at teardown. */
 void boxroot__chunk_release_all(void);
 

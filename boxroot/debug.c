@@ -28,9 +28,14 @@
      the API requires the lock, a program that ignores the NULL/false
      result crashes later far from the cause, and the abort points at
      the call instead.
-   Not detected: a deleted root whose slot a later create reused (the slot
-   is live again), and a deletion racing with the reuse of its slot;
-   values that pass the cheap tests but are not OCaml values.
+   - A deleted root stays detectably deleted after later creations: its
+     slot goes to its pool's quarantine (pool.h), and is handed out again
+     only after BOXROOT_DEBUG_QUARANTINE later deletions in that pool
+     (tunables.h).
+   Not detected: a deleted root whose slot was reused after all (past the
+   quarantine, or in a pool that emptied and started over), a deletion
+   racing with the reuse of its slot; values that pass the cheap tests but
+   are not OCaml values.
 
    Checks that run on a thread other than the pool's owner read the
    owner's fields (`fresh`, the slot) without synchronisation: for a live
@@ -44,6 +49,7 @@
 #include "boxroot.h"
 #include "chunk.h"
 #include "checks.h"
+#include "leaks.h"
 #include "pool.h"
 
 /* No OCaml block lives in the first page (never mapped on our targets). */
@@ -129,11 +135,23 @@ static void check_lock(char const *op, void const *addr)
                          "domain lock");
 }
 
-boxroot boxroot__debug_create(value v)
+static boxroot checked_create(value v, uintptr_t site)
 {
   check_lock("boxroot_create", (void *)v);
   check_value("boxroot_create", NULL, v);
-  return boxroot_create(v);
+  boxroot r = boxroot_create(v);
+  if (r != NULL) boxroot__leaks_record(r, site);
+  return r;
+}
+
+boxroot boxroot__debug_create(value v)
+{
+  return checked_create(v, (uintptr_t)__builtin_return_address(0));
+}
+
+boxroot boxroot__debug_create_at(value v, char const *file, size_t file_len, unsigned line)
+{
+  return checked_create(v, boxroot__leaks_file_site(file, file_len, line));
 }
 
 value boxroot__debug_get(boxroot r)
@@ -164,15 +182,33 @@ bool boxroot__debug_modify(boxroot *r, value v)
   check_root("boxroot_modify", *r);
   check_lock("boxroot_modify", *r);
   check_value("boxroot_modify", *r, v);
-  return boxroot_modify(r, v);
+  /* A moved root keeps its creation site. */
+  boxroot before = *r;
+  uintptr_t site = boxroot__leaks_site(before);
+  if (!boxroot_modify(r, v)) return false;
+  if (*r != before) boxroot__leaks_record(*r, site);
+  return true;
 }
 
 /* Weak roots: the same checks, and the root must be weak. */
-boxroot_weak boxroot__debug_weak_create(value v)
+static boxroot_weak checked_weak_create(value v, uintptr_t site)
 {
   check_lock("boxroot_weak_create", (void *)v);
   check_value("boxroot_weak_create", NULL, v);
-  return boxroot_weak_create(v);
+  boxroot_weak w = boxroot_weak_create(v);
+  if (w != NULL) boxroot__leaks_record(w, site);
+  return w;
+}
+
+boxroot_weak boxroot__debug_weak_create(value v)
+{
+  return checked_weak_create(v, (uintptr_t)__builtin_return_address(0));
+}
+
+boxroot_weak boxroot__debug_weak_create_at(value v, char const *file, size_t file_len,
+                                           unsigned line)
+{
+  return checked_weak_create(v, boxroot__leaks_file_site(file, file_len, line));
 }
 
 bool boxroot__debug_weak_get(boxroot_weak w, value *out)
@@ -195,5 +231,9 @@ bool boxroot__debug_weak_modify(boxroot_weak *w, value v)
   check_weak("boxroot_weak_modify", *w);
   check_lock("boxroot_weak_modify", *w);
   check_value("boxroot_weak_modify", (boxroot)*w, v);
-  return boxroot_weak_modify(w, v);
+  boxroot_weak before = *w;
+  uintptr_t site = boxroot__leaks_site(before);
+  if (!boxroot_weak_modify(w, v)) return false;
+  if (*w != before) boxroot__leaks_record(*w, site);
+  return true;
 }

@@ -21,6 +21,14 @@ static void check_pool(pool *p)
     CHECK(pool_slot_is_free(p, *s));
     CHECK(++free_slots <= handed_out);
   }
+#if BOXROOT__IN_DEBUG_BUILD
+  void **q = &p->slots[p->quarantine_oldest];
+  for (int i = 0; i < p->quarantined; i++, q = pool_unlink(*q)) {
+    CHECK(q >= p->slots && q < p->fresh);
+    CHECK(pool_slot_is_free(p, *q));
+    CHECK(++free_slots <= handed_out);
+  }
+#endif
   CHECK(pool_alloc_count(p) + free_slots == handed_out);
   for (void **s = p->fresh; s < pool_end(p); s++) CHECK(((uintptr_t)*s & 1) == 1);
 }

@@ -17,6 +17,9 @@ _Static_assert(offsetof(pool, delayed_pending) / CACHE_LINE
                == offsetof(pool, shared) / CACHE_LINE,
                "a remote deletion reads owner_word and pending on one line");
 
+_Static_assert(BOXROOT_DEBUG_QUARANTINE >= 1 && BOXROOT_DEBUG_QUARANTINE < POOL_SLOTS,
+               "the quarantine's length is a 16-bit count of a pool's slots");
+
 _Static_assert(BOXROOT_FRESH_BATCH % SLOTS_PER_LINE == 0 && POOL_SLOTS % SLOTS_PER_LINE == 0
                && offsetof(pool, slots) % CACHE_LINE == 0,
                "fresh - slots must stay a whole number of cache lines");
@@ -30,6 +33,9 @@ void boxroot__pool_reset(pool *p)
   p->fresh = p->slots;
   p->next = p->prev = NULL; /* on no ring (chunk.c links free pools) */
   p->listed_at = 0; /* in no directory (marking.c) */
+#if BOXROOT__IN_DEBUG_BUILD
+  p->quarantined = 0;
+#endif
 }
 
 void boxroot__pool_fill_unused(pool *p)
@@ -50,3 +56,24 @@ int boxroot__pool_thread_fresh(pool *p)
   p->fresh = stop;
   return 1;
 }
+
+#if BOXROOT__IN_DEBUG_BUILD
+void boxroot__pool_quarantine(struct boxroot__pool_hot *hot, void **slot)
+{
+  pool *p = (pool *)hot;
+  uint16_t index = (uint16_t)(slot - p->slots);
+  /* Atomic stores, as every write of a slot the marker may read. */
+  boxroot__store(slot, pool_link((void **)p), RELAXED);
+  if (p->quarantined == 0)
+    p->quarantine_oldest = index;
+  else
+    boxroot__store(&p->slots[p->quarantine_newest], pool_link(slot), RELAXED);
+  p->quarantine_newest = index;
+  if (++p->quarantined <= BOXROOT_DEBUG_QUARANTINE) return;
+  void **oldest = &p->slots[p->quarantine_oldest];
+  p->quarantine_oldest = (uint16_t)(pool_unlink(*oldest) - p->slots);
+  p->quarantined--;
+  boxroot__store(oldest, pool_link(p->hot.free_list), RELAXED);
+  p->hot.free_list = oldest;
+}
+#endif

@@ -39,7 +39,17 @@
      count drops to 0 leaves the scanned rings at once. `pool_creations`
      counts every slot ever handed out (statistics); pools keep it until
      they go back to the chunk allocator (domain.c).
-   - `cls` says which ring of its owner the pool is on (domain.c). */
+   - `cls` says which ring of its owner the pool is on (domain.c).
+   - The debug build's quarantine: the slots its owner freed last, at
+     most BOXROOT_DEBUG_QUARANTINE of them, oldest first, linked as the
+     free list is (odd links, the last one to the pool itself) but kept
+     off it; each one freed beyond that sends the oldest onto the free
+     list. So a quarantined slot is free to every reader (the marker, the
+     scans, the debug checks), is not counted in `pool_alloc_count`, and
+     is not handed out. The queue lives in the pool and is changed only by
+     its owner, as the free list: it moves with the pool to a new owner,
+     and boxroot__pool_reset empties it, so a slot is never released into
+     a pool that was given back to the chunk allocator meanwhile. */
 #ifndef BOXROOT_POOL_H
 #define BOXROOT_POOL_H
 
@@ -66,6 +76,11 @@ struct pool {
       /* Where its owner's directory lists it (1-based), or 0 (marking.c,
          M0). */
       uint32_t listed_at;
+#if BOXROOT__IN_DEBUG_BUILD
+      /* The quarantine (above): slot indices of its oldest and newest
+         slot, and its length. */
+      uint16_t quarantine_oldest, quarantine_newest, quarantined;
+#endif
     };
     char header_line[CACHE_LINE];
   };
@@ -156,6 +171,11 @@ int boxroot__pool_thread_fresh(pool *p);
    would otherwise force a reload of the pool's header. */
 static inline int pool_free_slots(pool *p, void **base, uintptr_t bits)
 {
+#if BOXROOT__IN_DEBUG_BUILD
+  int n = 0;
+  for (; bits != 0; bits &= bits - 1, n++)
+    boxroot__pool_quarantine(&p->hot, base + __builtin_ctzl(bits));
+#else
   void **head = p->hot.free_list;
   int n = 0;
   for (; bits != 0; bits &= bits - 1, n++) {
@@ -164,6 +184,7 @@ static inline int pool_free_slots(pool *p, void **base, uintptr_t bits)
     head = slot;
   }
   p->hot.free_list = head;
+#endif
   p->hot.counts -= (uint64_t)n; /* the count of slots in use (boxroot.h) */
   return n;
 }

@@ -78,4 +78,16 @@
 #define BOXROOT_HUGE_PAGES_DEFAULT_THRESHOLD 0
 #endif
 
+/* The debug build's quarantine (pool.h): a deleted slot is handed out
+   again only after this many later deletions in its pool, so that a use
+   after delete still finds the slot free (debug.c) instead of someone
+   else's root. About half a pool (2000 slots): long enough for the usual
+   pattern (delete, then create and delete a few hundred roots, then use
+   the stale root), while a pool keeps half its slots for new roots, so a
+   program's pools at most double in the debug build. Fits the 16-bit
+   counter of pool.h. */
+#ifndef BOXROOT_DEBUG_QUARANTINE
+#define BOXROOT_DEBUG_QUARANTINE 1024
+#endif
+
 #endif /* BOXROOT_TUNABLES_H */

@@ -42,6 +42,34 @@
 
 #include <boxroot/boxroot.h>
 
+// The debug build (BOXROOT_DEBUG) records the caller's file:line as each
+// Root's and WeakRoot's creation site, for boxroot_debug_report_leaks
+// (boxroot.h): the constructors take it as default arguments.
+#ifdef BOXROOT_DEBUG
+#if defined(__cpp_lib_source_location) || (__cplusplus >= 202002L && __has_include(<source_location>))
+#include <source_location>
+#define BOXROOT_HPP_SITE_PARAM , std::source_location site_ = std::source_location::current()
+#define BOXROOT_HPP_SITE_FILE site_.file_name()
+#define BOXROOT_HPP_SITE_LINE site_.line()
+#define BOXROOT_HPP_SITE_ARGS , site_
+#else
+#define BOXROOT_HPP_SITE_PARAM , char const *site_file_ = __builtin_FILE(), \
+    unsigned site_line_ = __builtin_LINE()
+#define BOXROOT_HPP_SITE_FILE site_file_
+#define BOXROOT_HPP_SITE_LINE site_line_
+#define BOXROOT_HPP_SITE_ARGS , site_file_, site_line_
+#endif
+#define BOXROOT_HPP_CREATE(v) boxroot__debug_create_at((v), BOXROOT_HPP_SITE_FILE, \
+    std::char_traits<char>::length(BOXROOT_HPP_SITE_FILE), BOXROOT_HPP_SITE_LINE)
+#define BOXROOT_HPP_WEAK_CREATE(v) boxroot__debug_weak_create_at((v), BOXROOT_HPP_SITE_FILE, \
+    std::char_traits<char>::length(BOXROOT_HPP_SITE_FILE), BOXROOT_HPP_SITE_LINE)
+#else
+#define BOXROOT_HPP_SITE_PARAM
+#define BOXROOT_HPP_SITE_ARGS
+#define BOXROOT_HPP_CREATE(v) boxroot_create(v)
+#define BOXROOT_HPP_WEAK_CREATE(v) boxroot_weak_create(v)
+#endif
+
 namespace ocaml {
 
 // A failed boxroot operation. what(): the operation and boxroot_error_string.
@@ -62,7 +90,7 @@ class BoxrootError : public std::runtime_error {
 class Root {
  public:
   // Roots `v`. Needs the domain lock. Throws BoxrootError.
-  explicit Root(value v) : root_(boxroot_create(v)) {
+  explicit Root(value v BOXROOT_HPP_SITE_PARAM) : root_(BOXROOT_HPP_CREATE(v)) {
     if (root_ == nullptr) throw BoxrootError("boxroot_create", errno);
   }
 
@@ -126,12 +154,13 @@ class Root {
 class WeakRoot {
  public:
   // A weak root holding `v`. Needs the domain lock. Throws BoxrootError.
-  explicit WeakRoot(value v) : weak_(boxroot_weak_create(v)) {
+  explicit WeakRoot(value v BOXROOT_HPP_SITE_PARAM) : weak_(BOXROOT_HPP_WEAK_CREATE(v)) {
     if (weak_ == nullptr) throw BoxrootError("boxroot_weak_create", errno);
   }
 
   // A weak root holding the value of `r`. Needs the domain lock.
-  explicit WeakRoot(Root const &r) : WeakRoot(r.get()) {}
+  explicit WeakRoot(Root const &r BOXROOT_HPP_SITE_PARAM)
+      : WeakRoot(r.get() BOXROOT_HPP_SITE_ARGS) {}
 
   ~WeakRoot() { reset(); }
 

@@ -156,6 +156,10 @@ fn bundle_boxroot(ocaml_where: &Path, debug: bool) {
     }
     build.compile("ocaml-boxroot");
     println!("cargo:rustc-link-lib=pthread");
+    if debug {
+        // dladdr, for the leak report (in libc itself from glibc 2.34).
+        println!("cargo:rustc-link-lib=dl");
+    }
     // For dependents' build scripts: DEP_OCAML_BOXROOT_INCLUDE.
     println!("cargo:include={}", dir.display());
 }

@@ -46,8 +46,37 @@ let deleted = "not a live root: this root was deleted (use after delete, or doub
 let deleted_remotely = "not a live root: this root was deleted by another thread"
 let no_lock = "this thread does not hold the OCaml domain lock"
 
+(* The quarantine (pool.h): a root deleted, then 100 others created and
+   deleted, then one more created; its slot must not have been reused. *)
+let deleted_then_churned () =
+  let r = announced_root () in
+  delete r;
+  for i = 1 to 100 do delete (create (young i)) done;
+  neighbours := create (young 0) :: !neighbours;
+  r
+
 (* name, operation named in the report, expected words, misuse *)
 let cases = [
+  "get_after_reuse", "boxroot_get", deleted,
+  (fun () -> ignore (get (deleted_then_churned ())));
+  "modify_after_reuse", "boxroot_modify", deleted,
+  (fun () -> ignore (modify (deleted_then_churned ()) (young 2)));
+  "delete_after_reuse", "boxroot_delete", deleted,
+  (fun () -> delete (deleted_then_churned ()));
+  "get_after_remote_delete_and_reuse", "boxroot_get", deleted,
+  (fun () ->
+     let r = announced_root () in
+     delete_remote r; Gc.minor ();
+     for i = 1 to 100 do delete (create (young i)) done;
+     neighbours := create (young 0) :: !neighbours;
+     ignore (get r));
+  "weak_get_after_reuse", "boxroot_weak_get", deleted,
+  (fun () ->
+     let keep = weak_create (young 0) in
+     let w = weak_create (young 1) in announce_weak w; weak_delete w;
+     for i = 1 to 100 do weak_delete (weak_create (young i)) done;
+     let again = weak_create (young 2) in
+     ignore (weak_get w); ignore (Sys.opaque_identity (keep, again)));
   "get_malloc_pointer", "boxroot_get", not_in_pool, (fun () -> get_non_root 0);
   "get_stack_address", "boxroot_get", not_in_pool, (fun () -> get_non_root 1);
   "get_garbage", "boxroot_get", not_in_pool, (fun () -> get_non_root 2);

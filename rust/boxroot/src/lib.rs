@@ -113,6 +113,19 @@ pub use runtime::Runtime;
 pub use value::{val_long, Value};
 pub use weak::Weak;
 
+/// Prints on stderr the roots still alive, grouped by the `file:line`
+/// that created them (the callers of [`Root::new`], [`Weak::new`] and
+/// their variants), largest group first, then the weak roots
+/// (`boxroot_debug_report_leaks`, boxroot.h). With feature `debug` only,
+/// which records the sites; otherwise the count of roots alive and a note.
+/// Call it at two points of a program and compare, to see what a phase
+/// left behind. With feature `debug` and `BOXROOT_DEBUG_LEAKS=1` in the
+/// environment, the same report is printed at exit.
+pub fn report_leaks() {
+    // SAFETY: any thread, at any time; null is stderr.
+    unsafe { sys::ext::boxroot_debug_report_leaks(core::ptr::null_mut()) }
+}
+
 /// Evaluates an allocating expression, then returns its [`Value`] as
 /// borrowing the runtime immutably.
 ///

@@ -37,19 +37,22 @@ unsafe impl Sync for Root {}
 impl Root {
     /// Roots `v`. Panics if the C library fails (out of memory for a new
     /// pool; boxroot torn down), with its explanation.
+    #[track_caller]
     pub fn create(gc: &Runtime, v: Value<'_>) -> Root {
         Root::try_create(gc, v).unwrap_or_else(|e| panic!("{}", e))
     }
 
     /// The same as [`Root::create`], under Rust's usual constructor name.
+    #[track_caller]
     pub fn new(gc: &Runtime, v: Value<'_>) -> Root {
         Root::create(gc, v)
     }
 
     /// Roots `v`, or says why the C library could not.
+    #[track_caller]
     pub fn try_create(_gc: &Runtime, v: Value<'_>) -> Result<Root, Error> {
         // SAFETY: the domain lock is held (invariant of Runtime), `v` is valid.
-        match unsafe { sys::boxroot_create(v.raw()) } {
+        match unsafe { sys::ext::boxroot_create_tracked(v.raw()) } {
             Some(raw) => Ok(Root { raw }),
             None => Err(Error::last("boxroot_create")),
         }

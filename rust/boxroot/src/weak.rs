@@ -33,19 +33,22 @@ unsafe impl Sync for Weak {}
 impl Weak {
     /// A weak root holding `v`. Panics if the C library fails (out of
     /// memory for a new pool; boxroot torn down), with its explanation.
+    #[track_caller]
     pub fn create(gc: &Runtime, v: Value<'_>) -> Weak {
         Weak::try_create(gc, v).unwrap_or_else(|e| panic!("{}", e))
     }
 
     /// The same as [`Weak::create`], under Rust's usual constructor name.
+    #[track_caller]
     pub fn new(gc: &Runtime, v: Value<'_>) -> Weak {
         Weak::create(gc, v)
     }
 
     /// A weak root holding `v`, or why the C library could not make one.
+    #[track_caller]
     pub fn try_create(_gc: &Runtime, v: Value<'_>) -> Result<Weak, Error> {
         // SAFETY: the domain lock is held (invariant of Runtime), `v` is valid.
-        match unsafe { sys::ext::boxroot_weak_create(v.raw()) } {
+        match unsafe { sys::ext::boxroot_weak_create_tracked(v.raw()) } {
             Some(raw) => Ok(Weak { raw }),
             None => Err(Error::last("boxroot_weak_create")),
         }

@@ -160,5 +160,71 @@ pub mod ext {
         /// lock).
         #[link_name = "boxroot__thread_holds_domain_lock"]
         pub fn thread_holds_domain_lock() -> bool;
+        /// Prints on `out` (a C `FILE *`; stderr if null) the roots still
+        /// alive, grouped by creation site, largest group first, then the
+        /// weak roots (`boxroot_debug_report_leaks`, boxroot.h). With
+        /// feature `debug` only does the C library record the sites: roots
+        /// created through [`boxroot_create_tracked`] and
+        /// [`boxroot_weak_create_tracked`] show as `file:line` of their
+        /// caller. Any thread.
+        pub fn boxroot_debug_report_leaks(out: *mut core::ffi::c_void);
+    }
+
+    // The debug build's creation with the caller's site (boxroot_internal.h).
+    #[cfg(feature = "debug")]
+    extern "C" {
+        #[link_name = "boxroot__debug_create_at__compiled_with_BOXROOT_DEBUG__link_boxroot_debug_not_boxroot"]
+        fn debug_create_at(
+            v: Value,
+            file: *const u8,
+            file_len: usize,
+            line: core::ffi::c_uint,
+        ) -> Option<BoxRoot>;
+        #[link_name = "boxroot__debug_weak_create_at__compiled_with_BOXROOT_DEBUG__link_boxroot_debug_not_boxroot"]
+        fn debug_weak_create_at(
+            v: Value,
+            file: *const u8,
+            file_len: usize,
+            line: core::ffi::c_uint,
+        ) -> Option<BoxRootWeak>;
+    }
+
+    /// [`boxroot_create`](super::boxroot_create), which with feature
+    /// `debug` also records the caller's `file:line` (`#[track_caller]`)
+    /// as the root's creation site, for [`boxroot_debug_report_leaks`].
+    ///
+    /// # Safety
+    /// As `boxroot_create`: the domain lock is held, `v` is a valid value.
+    #[track_caller]
+    #[inline]
+    pub unsafe fn boxroot_create_tracked(v: Value) -> Option<BoxRoot> {
+        #[cfg(feature = "debug")]
+        {
+            let at = core::panic::Location::caller();
+            debug_create_at(v, at.file().as_ptr(), at.file().len(), at.line())
+        }
+        #[cfg(not(feature = "debug"))]
+        {
+            super::boxroot_create(v)
+        }
+    }
+
+    /// [`boxroot_weak_create`], recording the caller's site as
+    /// [`boxroot_create_tracked`] does.
+    ///
+    /// # Safety
+    /// As `boxroot_weak_create`.
+    #[track_caller]
+    #[inline]
+    pub unsafe fn boxroot_weak_create_tracked(v: Value) -> Option<BoxRootWeak> {
+        #[cfg(feature = "debug")]
+        {
+            let at = core::panic::Location::caller();
+            debug_weak_create_at(v, at.file().as_ptr(), at.file().len(), at.line())
+        }
+        #[cfg(not(feature = "debug"))]
+        {
+            boxroot_weak_create(v)
+        }
     }
 }
