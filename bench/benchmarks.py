@@ -340,10 +340,15 @@ class Ops(Benchmark):
     ks = [1, 10, 100, 1000, 10_000, 100_000, 1_000_000]
     modes = {"quick": dict(iters=1_000_000, ks=ks), "full": dict(iters=5_000_000, ks=ks)}
     ops = ("create_delete", "modify_old", "modify_young")
+    loops = ("loop_create_delete", "loop_batches", "loop_modify")
 
     def points(self, p, keep, cores):
-        return [[self.job(i, [f"ks={k}", f"iters={p['iters']}"]) for i in self.impls if keep(i)]
-                for k in p["ks"]]
+        per_k = [[self.job(i, [f"ks={k}", f"iters={p['iters']}", "ops=" + ",".join(self.ops)])
+                  for i in self.impls if keep(i)] for k in p["ks"]]
+        # The plain C loops keep no root alive between operations: one point.
+        loops = [self.job(i, ["ks=1", f"iters={p['iters']}", "ops=" + ",".join(self.loops)])
+                 for i in self.impls if keep(i)]
+        return per_k + [loops]
 
     def section(self, ctx, cs):
         L = ["## Single operations: ns per operation with k roots alive\n",
@@ -361,6 +366,26 @@ class Ops(Benchmark):
                                                              ctx.med("ops", c, "upstream", "ns_per_op")))
                                                     for c in ocs])
             L.append(md_table(["implementation"] + [f"k={case_value(c, 'k')}" for c in ocs], rows)
+                     + "\n")
+        lcs = [c for op in self.loops for c in cs if case_value(c, "op") == op]
+        if lcs:
+            L.append("### Plain C loops\n")
+            L.append("Roots kept in C variables, as foreign code usually does (bench/src/ops.c): "
+                     "loop_create_delete creates a root and deletes it at once; loop_batches "
+                     "creates 10,000 roots, then deletes them in creation order (per "
+                     "create+delete); loop_modify sets one root alternately to two old values. "
+                     "ns per operation, median (min) over the repetitions.\n")
+            impls = [i for i in self.impls if any(ctx.has("ops", c, i) for c in lcs)]
+            rows = []
+            for c in lcs:
+                row = [case_value(c, "op")]
+                for i in impls:
+                    st = ctx.stat("ops", c, i, "ns_per_op")
+                    row.append("–" if st is None else f"{st['median']:.1f} ({st['min']:.1f})")
+                row.append(f2(ratio(ctx.med("ops", c, "boxroot", "ns_per_op"),
+                                    ctx.med("ops", c, "upstream", "ns_per_op"))))
+                rows.append(row)
+            L.append(md_table(["loop"] + [LABELS[i] for i in impls] + ["*boxroot / upstream*"], rows)
                      + "\n")
         return L
 
