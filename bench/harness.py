@@ -189,9 +189,12 @@ def md_table(header, rows):
     return "\n".join(lines)
 
 
-def check_row(label, value, wanted, ok):
-    """A goal checked on this run: (label, value, wanted, ✅/❌/–)."""
-    return (label, f2(value), wanted, "–" if value is None else ("✅" if ok(value) else "❌"))
+def check_row(label, value, wanted, ok, bound=""):
+    """A goal checked on this run: (label, value, wanted, ✅/❌/–, bound),
+    where `bound` names the measurement that limits the value, for goals
+    that a run may miss for reasons outside the library."""
+    return (label, f2(value), wanted, "–" if value is None else ("✅" if ok(value) else "❌"),
+            bound)
 
 # ---------------------------------------------------------------- machine
 

@@ -98,8 +98,10 @@ def report(data, outdir, charts=True, chart_format="svg"):
     goals = [row for b in BENCHMARKS for row in b.goals(ctx)]
     if goals:
         L.append("## Goals\n")
-        L.append("The goals of bench/README.md (\"Goals\"), checked on the medians of this run.\n")
-        L.append(md_table(["goal", "value", "wanted", ""], goals) + "\n")
+        L.append("The goals of bench/README.md (\"Goals\"), checked on the medians of this run; "
+                 "*bound*: the measurement of this run that limits the value, where one "
+                 "does (bench/README.md says why).\n")
+        L.append(md_table(["goal", "value", "wanted", "", "bound"], goals) + "\n")
 
     group = None
     for b in BENCHMARKS:

@@ -376,7 +376,8 @@ static inline void boxroot__delete_local(struct boxroot__pool_hot *pool, boxroot
   uint64_t n = --pool->counts;
   /* Becoming low, or empty (the count is 0 or BOXROOT__LOW_COUNT: pools
      hold fewer than 2 * BOXROOT__LOW_COUNT slots): the pool may move,
-     unless it is the current pool, which stays where it is. */
+     unless it is the current pool, which stays where it is (its count is
+     biased, so that it does not come here at every emptying). */
   if (BOXROOT__UNLIKELY((n & (BOXROOT__LOW_COUNT - 1)) == 0)
       && boxroot__alloc_cursor[boxroot__compat_key_domain(key)].pool != pool)
     boxroot__delete_local_slow(pool);

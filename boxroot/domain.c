@@ -182,7 +182,7 @@ static int make_current(struct boxroot_domain *d, pool *p)
 {
   if (pool_class(p) != CLASS_YOUNG || d->young != p) move_to(d, p, CLASS_YOUNG, 1);
   if (p->hot.free_list == (void **)p && !marking_thread_fresh(p)) return 0;
-  boxroot__alloc_cursor[d->id].pool = &p->hot;
+  domain_set_cursor(d->id, p);
   return 1;
 }
 

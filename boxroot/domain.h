@@ -37,7 +37,12 @@
      while holding its domain lock or during a stop-the-world section
      (where the scan hook runs on its behalf).
    - The current pool (boxroot__alloc_cursor[id].pool) is the head of the
-     young ring, or the empty pool.
+     young ring, or the empty pool. Its count is biased by
+     CURRENT_POOL_COUNT_BIAS (pool.h, `count_bias`): emptying the current
+     pool, which a function-local root does at each call, moves nothing,
+     and with the bias boxroot_delete does not even test for it
+     (boxroot_internal.h). Only the cursor's two setters below change
+     the bias.
    - Old pools with fewer than POOL_LOW_MARK roots come first in the old
      ring, so the head tells whether a pool can be demoted.
    - A pool with no root is on the free ring or back in the chunk
@@ -84,9 +89,20 @@ static inline pool *domain_current_pool(struct boxroot_domain *d)
   struct boxroot__pool_hot *p = boxroot__alloc_cursor[d->id].pool;
   return p == &boxroot__empty_pool ? NULL : (pool *)p;
 }
+/* Any bias that is not a multiple of BOXROOT__LOW_COUNT would do:
+   boxroot__delete_local's test fires when the count's low bits are 0. */
+#define CURRENT_POOL_COUNT_BIAS 1
 static inline void domain_reset_cursor(int id)
 {
+  struct boxroot__pool_hot *current = boxroot__alloc_cursor[id].pool;
+  if (current != &boxroot__empty_pool) pool_set_count_bias((pool *)current, 0);
   boxroot__alloc_cursor[id].pool = &boxroot__empty_pool;
+}
+static inline void domain_set_cursor(int id, pool *p)
+{
+  domain_reset_cursor(id);
+  pool_set_count_bias(p, CURRENT_POOL_COUNT_BIAS);
+  boxroot__alloc_cursor[id].pool = &p->hot;
 }
 
 /* Makes the current pool one with a free slot. NULL if out of memory. */

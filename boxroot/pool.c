@@ -9,7 +9,7 @@ _Static_assert(POOL_SLOTS < (1 << BOXROOT__COUNT_BITS),
                "the count of slots in use must fit below the creations (boxroot.h)");
 _Static_assert((BOXROOT__LOW_COUNT & (BOXROOT__LOW_COUNT - 1)) == 0,
                "BOXROOT__LOW_COUNT must be a power of two");
-_Static_assert(offsetof(pool, listed_at) + sizeof(uint32_t) <= CACHE_LINE,
+_Static_assert(offsetof(pool, count_bias) + sizeof(int) <= CACHE_LINE,
                "the owner's header must fit in one cache line");
 _Static_assert(offsetof(pool, shared) == BOXROOT__POOL_SHARED_OFFSET,
                "the fast paths find the shared header line at a fixed offset");
@@ -30,6 +30,7 @@ void boxroot__pool_reset(pool *p)
 {
   p->hot.free_list = (void **)p;
   p->hot.counts = 0;
+  p->count_bias = 0;
   p->fresh = p->slots;
   p->next = p->prev = NULL; /* on no ring (chunk.c links free pools) */
   p->listed_at = 0; /* in no directory (marking.c) */

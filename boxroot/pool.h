@@ -35,7 +35,9 @@
      over a short prefix. `fresh - slots` is
      a whole number of cache lines (the minor scan reads line by line).
    - `pool_alloc_count` counts allocated slots, including those deleted
-     remotely whose deletion is still delayed (remote.c). A pool whose
+     remotely whose deletion is still delayed (remote.c). The count in
+     `hot.counts` exceeds it by `count_bias`, which is 0 except in a
+     domain's current pool (domain.h). A pool whose
      count drops to 0 leaves the scanned rings at once. `pool_creations`
      counts every slot ever handed out (statistics); pools keep it until
      they go back to the chunk allocator (domain.c).
@@ -76,6 +78,8 @@ struct pool {
       /* Where its owner's directory lists it (1-based), or 0 (marking.c,
          M0). */
       uint32_t listed_at;
+      /* What `hot.counts` holds beyond the slots in use (above). */
+      int count_bias;
 #if BOXROOT__IN_DEBUG_BUILD
       /* The quarantine (above): slot indices of its oldest and newest
          slot, and its length. */
@@ -143,7 +147,13 @@ static inline void **pool_end(pool *p) { return p->slots + POOL_SLOTS; }
 
 static inline int pool_alloc_count(pool const *p)
 {
-  return (int)(p->hot.counts & (((uint64_t)1 << BOXROOT__COUNT_BITS) - 1));
+  return (int)(p->hot.counts & (((uint64_t)1 << BOXROOT__COUNT_BITS) - 1)) - p->count_bias;
+}
+/* Makes `hot.counts` exceed the slots in use by `bias` (owner only). */
+static inline void pool_set_count_bias(pool *p, int bias)
+{
+  p->hot.counts += (uint64_t)(int64_t)(bias - p->count_bias);
+  p->count_bias = bias;
 }
 static inline long pool_creations(pool const *p)
 {
