@@ -129,11 +129,13 @@ bench-micro-debug:
 	python3 bench/micro/run.py debug $${REPS:-7} $(ARGS)
 
 # The same tests with ASan + UBSan (fails on any report or leak).
-# Also the multi-threaded tests (stress test, domain churn, lock detection).
+# Also the multi-threaded tests (stress test, domain churn, lock detection),
+# and the debug build's misuse cases (the quarantine) and leak report.
 ASAN_EXES := $(TEST_EXES) boxroot/test/test_stress.exe boxroot/test/test_churn.exe \
 	boxroot/test/test_locks.exe boxroot/test/test_hazard.exe \
 	boxroot/test/weak/test_weak_marking.exe boxroot/test/weak/test_weak_window.exe \
-	boxroot/test/weak/test_weak_domains.exe
+	boxroot/test/weak/test_weak_domains.exe \
+	boxroot/test/debug/test_debug.exe boxroot/test/debug/test_leaks.exe
 test-asan:
 	@$(TOOLCHAIN) && dune build --profile asan --build-dir _build-asan $(ASAN_EXES:%=./%) && \
 	for t in $(ASAN_EXES); do \

@@ -146,8 +146,8 @@ void boxroot_print_stats(void);
    with -rdynamic; otherwise `module+0xOFF`, for `addr2line -e module
    0xOFF`), a Rust or C++ call as `file:line` (the `boxroot` crate's
    constructors, ocaml::Root). A root moved by boxroot_modify keeps its
-   site. The release build prints the number of roots alive and says
-   that it records no sites. Any thread, at any time; exact when no other
+   site. The release build records no sites: it prints one line saying
+   so. Any thread, at any time; exact when no other
    thread creates or deletes roots meanwhile. Call it at two points of a
    program and compare, to find what a phase left behind.
 

@@ -2,7 +2,9 @@
    compile their own C code with -DBOXROOT_DEBUG so that boxroot.h routes
    every operation here).
 
-   Each operation checks its argument, then runs the ordinary fast path.
+   Each operation checks its argument, then runs the ordinary fast path;
+   creations also record their site for the leak report (leaks.c), and a
+   root moved by modify keeps its site.
    On misuse it prints "boxroot debug: OP(ADDRESS): WHAT" on stderr and
    aborts, so that a debugger or a core dump shows the faulty call.
 

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "boxroot.h"
-#include "boxroot_stats.h"
 #include "leaks.h"
 
 #if BOXROOT__IN_DEBUG_BUILD
@@ -261,16 +260,10 @@ void boxroot__leaks_report_at_teardown(void)
 
 void boxroot_debug_report_leaks(FILE *out)
 {
-  struct boxroot_stats s;
   if (out == NULL) out = stderr;
-  /* The counts need the domain lock (boxroot_stats.h). */
-  if (boxroot_get_stats(&s))
-    fprintf(out, "boxroot: %ld roots and %ld weak roots alive; ", s.roots_alive,
-            s.weak_roots_alive);
-  else
-    fprintf(out, "boxroot: ");
-  fprintf(out, "creation sites are recorded by the debug build only (library "
-          "boxroot.debug, code compiled with -DBOXROOT_DEBUG)\n");
+  fprintf(out, "boxroot: creation sites are recorded by the debug build only "
+          "(library boxroot.debug, code compiled with -DBOXROOT_DEBUG); "
+          "boxroot_print_stats counts the roots alive\n");
 }
 
 void boxroot__leaks_report_at_teardown(void) {}

@@ -10,14 +10,12 @@ passed=0; failed=0
 pass() { passed=$((passed + 1)); }
 fail() { failed=$((failed + 1)); echo "FAIL: $*"; }
 
-# The API: boxroot.h and boxroot_stats.h (weak roots and the leak report
-# included).
+# The API: boxroot.h and boxroot_stats.h (weak roots and the leak report included).
 api="boxroot_create boxroot_get boxroot_get_ref boxroot_delete boxroot_modify
 boxroot_setup boxroot_teardown boxroot_status boxroot_error_string
 boxroot_print_stats boxroot_get_stats boxroot_stats_size
 boxroot_weak_create boxroot_weak_get boxroot_weak_modify boxroot_weak_delete
-boxroot_weak_upgrade boxroot_weak_of_boxroot
-boxroot_debug_report_leaks"
+boxroot_weak_upgrade boxroot_weak_of_boxroot boxroot_debug_report_leaks"
 
 for lib in "$@"; do
   syms=$(nm -g --defined-only "$lib" | awk 'NF == 3 { print $3 }' | sort -u)

@@ -117,7 +117,7 @@ pub use weak::Weak;
 /// that created them (the callers of [`Root::new`], [`Weak::new`] and
 /// their variants), largest group first, then the weak roots
 /// (`boxroot_debug_report_leaks`, boxroot.h). With feature `debug` only,
-/// which records the sites; otherwise the count of roots alive and a note.
+/// which records the sites; otherwise a one-line note.
 /// Call it at two points of a program and compare, to see what a phase
 /// left behind. With feature `debug` and `BOXROOT_DEBUG_LEAKS=1` in the
 /// environment, the same report is printed at exit.

@@ -166,7 +166,7 @@ pub mod ext {
         /// feature `debug` only does the C library record the sites: roots
         /// created through [`boxroot_create_tracked`] and
         /// [`boxroot_weak_create_tracked`] show as `file:line` of their
-        /// caller. Any thread.
+        /// caller; without it, a one-line note. Any thread.
         pub fn boxroot_debug_report_leaks(out: *mut core::ffi::c_void);
     }
 
