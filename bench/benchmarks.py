@@ -265,8 +265,8 @@ class GlobalRootsChart(Benchmark):
 # What bounds local_roots' ratios to upstream (bench/README.md, "Goals"):
 # instructions per call at depth 1, ours against upstream's.
 LOCAL_ROOTS_VS_UPSTREAM_BOUND = {
-    "caller": "instructions per call, depth 1: 299 vs 302 (callgrind, OCaml 5.5)",
-    "callee": "instructions per call, depth 1: 362 vs 377 (callgrind, OCaml 5.5)"}
+    "caller": "instructions per call, depth 1: 288 vs 302 (callgrind, OCaml 5.5)",
+    "callee": "instructions per call, depth 1: 351 vs 377 (callgrind, OCaml 5.5)"}
 
 
 class LocalRoots(Benchmark):

@@ -65,7 +65,7 @@ extern "C" {
 #endif
 
 /* Bump BOXROOT__LAYOUT_VERSION whenever a structure below changes. */
-#define BOXROOT__LAYOUT_VERSION 4
+#define BOXROOT__LAYOUT_VERSION 5
 /* The build (above): the debug library's own files are compiled with
    BOXROOT_DEBUG, except debug.c (BOXROOT__DEBUG_IMPLEMENTATION). */
 #if defined(BOXROOT_DEBUG) || defined(BOXROOT__DEBUG_IMPLEMENTATION)
@@ -210,10 +210,13 @@ static inline boxroot__owner_word boxroot__owner_word_make(void const *key, uint
   w.bits = (uintptr_t)key | stamp;
   return w;
 }
-/* Whether `key` owns the pool and its stamp is current. */
+/* Whether `key` owns the pool and its stamp is current. The stamp is
+   subtracted from the word rather than or'ed into the key (the same, as
+   their bits do not overlap): the key is then used once, by the compare,
+   which reads it from memory. */
 static inline int boxroot__owner_word_is(boxroot__owner_word w, void const *key)
 {
-  return w.bits == ((uintptr_t)key | boxroot__current_stamp());
+  return w.bits - boxroot__current_stamp() == (uintptr_t)key;
 }
 static inline uintptr_t boxroot__owner_word_stamp(boxroot__owner_word w)
 {
@@ -256,8 +259,10 @@ void boxroot__delete_local_slow(struct boxroot__pool_hot *pool);
 /* `key` is boxroot__compat_lock_key() of the calling thread. */
 void boxroot__delete_remote(boxroot r, void const *key);
 bool boxroot__modify_slow(boxroot *r, value v);
-/* `key` is boxroot__compat_lock_key() of the calling thread. */
-void boxroot__delete_other(boxroot r, void const *key);
+/* boxroot_delete when the calling thread is not known to own the pool:
+   it finds its lock key itself, so that the fast path needs the key only
+   for its comparison. */
+void boxroot__delete_other(boxroot r);
 /* boxroot_modify in a pool whose stamp is not current (marking.c): the
    deletion barrier, then the rest of boxroot_modify. */
 bool boxroot__modify_marking(boxroot *r, value v);
@@ -362,9 +367,8 @@ static inline value const *boxroot_get_ref(boxroot r)
 void boxroot__pool_quarantine(struct boxroot__pool_hot *pool, void **slot);
 #endif
 
-/* Deletion by the owner (`key`: its key, lock held). */
-static inline void boxroot__delete_local(struct boxroot__pool_hot *pool, boxroot r,
-                                         void const *key)
+/* Deletion by the owner (lock held). */
+static inline void boxroot__delete_local(struct boxroot__pool_hot *pool, boxroot r)
 {
   void **slot = (void **)r;
 #if BOXROOT__IN_DEBUG_BUILD
@@ -379,7 +383,8 @@ static inline void boxroot__delete_local(struct boxroot__pool_hot *pool, boxroot
      unless it is the current pool, which stays where it is (its count is
      biased, so that it does not come here at every emptying). */
   if (BOXROOT__UNLIKELY((n & (BOXROOT__LOW_COUNT - 1)) == 0)
-      && boxroot__alloc_cursor[boxroot__compat_key_domain(key)].pool != pool)
+      && boxroot__alloc_cursor[boxroot__load(&boxroot__pool_shared(pool)->owner, RELAXED)].pool
+         != pool)
     boxroot__delete_local_slow(pool);
 }
 
@@ -393,11 +398,11 @@ static inline void boxroot_delete(boxroot r)
   /* NULL (no lock) is never an owner's key, BOXROOT__NO_OWNER_KEY no
      domain's. */
   if (BOXROOT__LIKELY(boxroot__owner_word_is(boxroot__owner_word_relaxed(boxroot__pool_shared(pool)), key))) {
-    boxroot__delete_local(pool, r, key);
+    boxroot__delete_local(pool, r);
   } else {
     /* A remote deletion, or the owner's deletion in a pool whose stamp
        is not current (marking.c). */
-    boxroot__delete_other(r, key);
+    boxroot__delete_other(r);
   }
 #endif
 }

@@ -215,8 +215,8 @@
      it is in;
    - the root-marking section has no final barrier on 5.5 (M5).
    The version-specific calls are in compat_ocaml5.c.
-   Cost outside marking: in boxroot_delete, one load and one or, folded
-   into the key comparison that it already makes; in boxroot_modify, one
+   Cost outside marking: in boxroot_delete, one load and one
+   subtraction, folded into the key comparison that it already makes; in boxroot_modify, one
    subtraction from memory, folded into its class test; a slow path per
    pool and cycle, the first time the pool is touched. None on OCaml 4.14, where pools are marked
    slot by slot (ocaml_compat.h) and the stamps are the constant 0. */
@@ -779,10 +779,11 @@ void boxroot__marking_owner_barrier(pool *p, void **slot, boxroot__domain_state 
 
 void boxroot__marking_delete_owned(pool *p, void **slot, void const *key)
 {
+  (void)key; /* only asserted */
   BOXROOT__ASSERT(!stamp_is_current(p)
                   && boxroot__owner_word_key(boxroot__owner_word_relaxed(&p->shared)) == key);
   boxroot__marking_owner_barrier(p, slot, boxroot__compat_state());
-  boxroot__delete_local(&p->hot, (boxroot)slot, key);
+  boxroot__delete_local(&p->hot, (boxroot)slot);
 }
 
 /* boxroot_modify in a pool whose stamp is not current, lock held: the

@@ -293,9 +293,9 @@ void delete_not_local(void **slot, void const *key, int check_owner)
   }
 }
 
-void boxroot__delete_other(boxroot r, void const *key)
+void boxroot__delete_other(boxroot r)
 {
-  delete_not_local((void **)r, key, 1);
+  delete_not_local((void **)r, boxroot__compat_lock_key(), 1);
 }
 
 void boxroot__delete_remote(boxroot r, void const *key)
