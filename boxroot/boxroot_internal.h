@@ -68,7 +68,7 @@ extern "C" {
 #define BOXROOT__LAYOUT_VERSION 5
 /* The build (above): the debug library's own files are compiled with
    BOXROOT_DEBUG, except debug.c (BOXROOT__DEBUG_IMPLEMENTATION). */
-#if defined(BOXROOT_DEBUG) || defined(BOXROOT__DEBUG_IMPLEMENTATION)
+#if BOXROOT__IN_DEBUG_BUILD
 #define BOXROOT__BUILD __inside_boxroot_debug
 #else
 #define BOXROOT__BUILD __compiled_without_BOXROOT_DEBUG__link_boxroot_not_boxroot_debug
@@ -290,7 +290,7 @@ static BOXROOT__COLD_CALL bool boxroot__modify_slow_cold(boxroot *r, value v)
 #define boxroot__debug_modify BOXROOT__DEBUG_ENTRY(boxroot__debug_modify)
 #define boxroot__debug_create BOXROOT__DEBUG_ENTRY(boxroot__debug_create)
 #define boxroot__debug_create_at BOXROOT__DEBUG_ENTRY(boxroot__debug_create_at)
-#if defined(BOXROOT_DEBUG) || defined(BOXROOT__DEBUG_IMPLEMENTATION)
+#if BOXROOT__IN_DEBUG_BUILD
 value boxroot__debug_get(boxroot r);
 value const *boxroot__debug_get_ref(boxroot r);
 void boxroot__debug_delete(boxroot r);

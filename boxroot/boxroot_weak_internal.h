@@ -69,7 +69,7 @@ void boxroot__weak_delete_other(boxroot_weak w, void const *key);
 #define boxroot__debug_weak_modify BOXROOT__DEBUG_ENTRY(boxroot__debug_weak_modify)
 #define boxroot__debug_weak_delete BOXROOT__DEBUG_ENTRY(boxroot__debug_weak_delete)
 #define boxroot__debug_weak_create_at BOXROOT__DEBUG_ENTRY(boxroot__debug_weak_create_at)
-#if defined(BOXROOT_DEBUG) || defined(BOXROOT__DEBUG_IMPLEMENTATION)
+#if BOXROOT__IN_DEBUG_BUILD
 /* As boxroot_internal.h: the debug build frees weak slots into their
    pool's quarantine too (pool.h). */
 void boxroot__pool_quarantine(struct boxroot__pool_hot *pool, void **slot);

@@ -10,7 +10,7 @@
 
 #include "pool.h"
 
-#if defined(BOXROOT_DEBUG) || defined(BOXROOT__DEBUG_IMPLEMENTATION)
+#if BOXROOT__IN_DEBUG_BUILD
 /* Prints "boxroot debug: OP(ADDR): WHAT" on stderr, then aborts. */
 _Noreturn void boxroot__debug_misuse(char const *op, void const *addr,
                                     char const *what_format, ...)
