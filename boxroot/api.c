@@ -8,6 +8,7 @@
 #include "chunk.h"
 #include "domain.h"
 #include "leaks.h"
+#include "barrier.h"
 #include "marking.h"
 #include "remote.h"
 #include "status.h"
@@ -69,7 +70,7 @@ bool boxroot__modify_slow(boxroot *r, value v)
 bool boxroot__modify_marking(boxroot *r, value v)
 {
   boxroot root = *r;
-  boxroot__marking_modify_barrier(root);
+  boxroot__barrier_modify(root);
   if (boxroot__compat_may_be_young(v) && pool_class(pool_of_slot(root)) != CLASS_YOUNG)
     return boxroot__modify_slow(r, v);
   boxroot__store((value *)root, v, RELAXED);

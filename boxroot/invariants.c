@@ -3,7 +3,7 @@
 #include "asserts.h"
 #include "domain.h"
 #include "invariants.h"
-#include "marking.h"
+#include "directory.h"
 #include "testing.h"
 
 #define CHECK(e) BOXROOT__ASSERT(e)
@@ -48,7 +48,7 @@ static int check_ring(struct boxroot_domain *d, int cls, pool *current)
     CHECK((boxroot__load(&p->shared.cls_word, RELAXED) & ~BOXROOT__KEY_MASK) == pool_stamp(p));
     CHECK(boxroot__load(&p->shared.owner, RELAXED) == d->id);
     CHECK(boxroot__owner_word_key(boxroot__owner_word_relaxed(&p->shared)) == d->key);
-    CHECK(boxroot__marking_check_listed(p, d->id, cls != CLASS_FREE));
+    CHECK(boxroot__directory_check_listed(p, d->id, cls != CLASS_FREE));
     check_pool(p);
     int count = pool_alloc_count(p);
     if (cls != CLASS_FREE && p != current) CHECK(count > 0);

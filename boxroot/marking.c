@@ -110,11 +110,11 @@
         at once, without touching any pool. The stamp is current in a
         pool only if every value that was in the pool at this cycle
         start is marked, darkened, or gone through a barrier: the owner
-        sets it after darkening the pool's values (snapshot_pool), for
+        sets it after darkening the pool's values (snapshot_pool, barrier.c), for
         a pool that joins while holding no value, or outside marking
         (when the flag is down) on its slow paths. A new owner (pool.h)
         sets 0, which no cycle's stamp equals.
-      - The owner's barrier (boxroot__marking_owner_barrier) darkens the
+      - The owner's barrier (boxroot__barrier_owner, barrier.c) darkens the
         old value of the slot, on its own mark stack. Once the pool has
         run barriers for more than 1/SNAPSHOT_AFTER_BARRIERS of its
         slots handed out, it darkens every value of the pool instead and
@@ -128,7 +128,7 @@
       - Remote deletions never write the slot (remote.c): its value stays
         there until the owner collects the deletion, which runs the
         owner's barrier above while the stamp is not current and the
-        flag is up (marking_collect_needs_barrier).
+        flag is up (barrier_needed_to_collect).
       - Stamps take STAMP_PERIOD values, so that an old stamp could come
         back: each domain's minor hooks visit its directory with a hand
         (boxroot__marking_age), AGING_CYCLES cycles per round, and set
@@ -136,7 +136,7 @@
         older than 2 * AGING_CYCLES + 1 < STAMP_PERIOD cycles. The hand
         walks only the directory: a pool that could not be listed, and
         is darkened slot by slot at each cycle start instead (M0), keeps
-        the stamp 0 (make_stamp_current), so that its barrier is on
+        the stamp 0 (make_stamp_current, barrier.c), so that its barrier is on
         until it is listed again: on OCaml 5.5 another domain may modify
         its roots before its owner's hook darkens them (M5).
       Filling a slot needs no barrier: the new value is in the snapshot,
@@ -185,7 +185,7 @@
       listed keeps the stamp 0 (S). That barrier therefore darkens the
       old value whenever the runtime says marking is in progress,
       whatever the flag says, as caml_modify does
-      (boxroot__marking_modify_barrier). The owner's barriers keep the flag:
+      (boxroot__barrier_modify, barrier.c). The owner's barriers keep the flag:
       they run after the owner's own hook counted it. Teardown waits for
       the hooks in flight (compat_ocaml5.c): a domain that left early may
       tear down while another is still in its hook.
@@ -219,10 +219,16 @@
    subtraction, folded into the key comparison that it already makes; in boxroot_modify, one
    subtraction from memory, folded into its class test; a slow path per
    pool and cycle, the first time the pool is touched. None on OCaml 4.14, where pools are marked
-   slot by slot (ocaml_compat.h) and the stamps are the constant 0. */
+   slot by slot (ocaml_compat.h) and the stamps are the constant 0.
+   Where the rules are enforced: directory.c keeps the directories (M0,
+   the holes of M1 and M2); barrier.c runs the barriers (M3, M5); this
+   file sets the colour and stamp of pools that join and leave (M1, S),
+   darkens at the cycle start, ages the stamps (S) and keeps the flag
+   (M4). */
 #include <pthread.h>
 #include <stdlib.h>
 #include "asserts.h"
+#include "directory.h"
 #include "marking.h"
 #include "window.h"
 
@@ -311,7 +317,7 @@ static void reset_count(int id)
 
 /* If the domain of `state` (this thread's, or its hook's) has finished
    marking, uncounts it. */
-static void uncount_if_done(boxroot__domain_state *state)
+void boxroot__marking_uncount_if_done(boxroot__domain_state *state)
 {
   int id = boxroot__compat_domain_id(state);
   if (counted(id) && boxroot__compat_marking_done(state)) uncount_domain(id);
@@ -338,98 +344,11 @@ static uintptr_t stamp_of_cycle(uint64_t c)
   return ((uintptr_t)(c % STAMP_PERIOD) + 1) << BOXROOT__STAMP_SHIFT;
 }
 
-static inline int stamp_is_current(pool *p) { return pool_stamp(p) == boxroot__current_stamp(); }
+/* ---- Directories (M0: directory.c) ---- */
 
-/* ---- Directories (M0) ---- */
-
-/* A directory's first capacity, in fields (it doubles as needed). */
-#define DIRECTORY_MIN_FIELDS 64
-/* Blocks retired in one cycle: doubling from DIRECTORY_MIN_FIELDS, far
-   more than memory allows. */
-#define RETIRED_MAX 48
-
-/* One per domain id, touched only on behalf of that domain (its lock or
-   its hook). `block[1 .. used]` are pools' first slots or holes; a hole
-   holds (next hole << 1) | 1, the holes forming a list from `holes` (0:
-   none). `listed`: pools listed; `unlisted`: pools owned but not listed
-   (out of memory). `retired`: old blocks that the marker may still
-   read. `hand`, `aged_cycle`: the aging hand (S). */
-struct directory {
-  uintptr_t *block;
-  size_t capacity, used, holes, listed, unlisted;
-  uintptr_t *retired[RETIRED_MAX];
-  size_t retired_used[RETIRED_MAX]; /* fields in use when retired */
-  int retired_count;
-  size_t hand;
-  uint64_t aged_cycle;
-};
-static struct directory directories[BOXROOT__MAX_DOMAINS];
-
-#if BOXROOT__TEST_HOOKS
-static long directory_growths_allowed = -1; /* testing.h; atomic */
-void boxroot__testing_fail_directory_growth_after(long n)
-{
-  boxroot__store(&directory_growths_allowed, n, SEQ_CST);
-}
-static int directory_growth_fails(void)
-{
-  return boxroot__injected_failure(&directory_growths_allowed);
-}
-#else
-static int directory_growth_fails(void) { return 0; }
-#endif
-
-#if BOXROOT__TEST_HOOKS
-long boxroot__testing_retired_directory_blocks(void)
-{
-  long n = 0;
-  for (int id = 0; id < BOXROOT__MAX_DOMAINS; id++)
-    n += boxroot__load(&directories[id].retired_count, RELAXED);
-  return n;
-}
-#endif
-
-static void free_retired(struct directory *dir)
-{
-  for (int i = 0; i < dir->retired_count; i++) free(dir->retired[i]);
-  dir->retired_count = 0;
-}
-
-/* Room for one more field; false if memory is short. The old block may
-   still be read by the marker: it is retired, not freed. */
-static int directory_reserve(struct directory *dir)
-{
-  if (dir->used < dir->capacity) return 1;
-  if (dir->retired_count == RETIRED_MAX) return 0;
-  size_t capacity = dir->capacity == 0 ? DIRECTORY_MIN_FIELDS : 2 * dir->capacity;
-  uintptr_t *block = directory_growth_fails() ? NULL
-    : malloc((capacity + 1) * sizeof(uintptr_t));
-  if (block == NULL) return 0;
-  if (dir->block != NULL) {
-    for (size_t i = 0; i <= dir->used; i++) block[i] = dir->block[i];
-    dir->retired_used[dir->retired_count] = dir->used;
-    dir->retired[dir->retired_count++] = dir->block;
-  }
-  dir->block = block;
-  dir->capacity = capacity;
-  return 1;
-}
-
-/* Lists `p` in `dir`; false if memory is short. */
-static int list_pool(struct directory *dir, pool *p)
-{
-  size_t i = dir->holes;
-  if (i != 0) {
-    dir->holes = dir->block[i] >> 1;
-  } else {
-    if (!directory_reserve(dir)) return 0;
-    i = ++dir->used;
-  }
-  dir->block[i] = (uintptr_t)p->slots;
-  p->listed_at = (uint32_t)i;
-  dir->listed++;
-  return 1;
-}
+/* Domain id's aging hand (S): the next field it visits, and the cycle of
+   its last visit. */
+static struct { size_t hand; uint64_t aged_cycle; } aging[BOXROOT__MAX_DOMAINS];
 
 /* A stale marker, emulated (testing.h): a pool that a retired block
    still lists when it leaves its directory may have its header loaded
@@ -449,17 +368,10 @@ void boxroot__testing_stale_marker(int on)
   boxroot__store(&stale_marker_on, on, SEQ_CST);
 }
 
-static int listed_in_retired(struct directory *dir, pool *p, size_t i)
+/* `p` left domain id's directory, and a retired block still lists it. */
+static void stale_marker_load(int id, pool *p)
 {
-  for (int k = 0; k < dir->retired_count; k++)
-    if (i <= dir->retired_used[k] && dir->retired[k][i] == (uintptr_t)p->slots) return 1;
-  return 0;
-}
-
-static void stale_marker_load(struct directory *dir, int id, pool *p, size_t i)
-{
-  if (!boxroot__load(&stale_marker_on, SEQ_CST) || i == 0 || !counted(id)
-      || !listed_in_retired(dir, p, i)
+  if (!boxroot__load(&stale_marker_on, SEQ_CST) || !counted(id)
       || !boxroot__compat_header_is_unmarked(p->block_header)) return;
   pthread_mutex_lock(&stale_lock);
   unsigned k = stale_next++ % STALE_LOADS;
@@ -484,10 +396,7 @@ static void stale_marker_store(pool *p)
   pthread_mutex_unlock(&stale_lock);
 }
 #else
-static void stale_marker_load(struct directory *dir, int id, pool *p, size_t i)
-{
-  (void)dir; (void)id; (void)p; (void)i;
-}
+static void stale_marker_load(int id, pool *p) { (void)id; (void)p; }
 static void stale_marker_store(pool *p) { (void)p; }
 #endif
 
@@ -501,12 +410,11 @@ void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int ho
 {
   if (!boxroot__compat_marks_pools_as_blocks()) return;
   BOXROOT__ASSERT(pool_owner(p) == id && p->listed_at == 0);
-  struct directory *dir = &directories[id];
   int darkened = 0;
   int reached = boxroot__compat_header_is_marked(p->block_header);
   /* Only its owner's marker reads a directory (M0): listing first is
      safe, and tells whether the barrier will cover the pool. */
-  if (!list_pool(dir, p)) dir->unlisted++;
+  boxroot__directory_add(boxroot__directory(id), p);
   /* M1: an orphan that the marker has not reached, while marking is in
      progress; or one that could not be listed, whose owner runs no
      barrier for the rest of the cycle (M3): a marker that reached it
@@ -545,36 +453,17 @@ void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int ho
 void boxroot__marking_leave(pool *p, int id)
 {
   if (!boxroot__compat_marks_pools_as_blocks()) return;
-  struct directory *dir = &directories[id];
-  size_t i = p->listed_at;
-  if (i == 0) {
-    dir->unlisted--;
-    return;
-  }
-  BOXROOT__ASSERT(dir->block[i] == (uintptr_t)p->slots);
-  uintptr_t hole = (dir->holes << 1) | 1;
-  dir->block[i] = hole;
-  /* M1: in the retired blocks too, so that the marker of this domain,
-     which may still read them, reaches the pool no more. */
-#ifndef BOXROOT_TESTING_RETIRED_KEEP_POOLS /* a broken build for tests */
-  for (int k = 0; k < dir->retired_count; k++)
-    if (i <= dir->retired_used[k] && dir->retired[k][i] == (uintptr_t)p->slots)
-      dir->retired[k][i] = hole;
-#endif
-  stale_marker_load(dir, id, p, i);
-  dir->holes = i;
-  dir->listed--;
-  p->listed_at = 0;
+  /* M1: a hole wherever it was listed, so that the marker of this
+     domain, which may still read the retired blocks, reaches it no more. */
+  if (boxroot__directory_remove(boxroot__directory(id), p)) stale_marker_load(id, p);
 }
 
-size_t boxroot__marking_unlisted(int id) { return directories[id].unlisted; }
+size_t boxroot__marking_unlisted(int id) { return boxroot__directory(id)->unlisted; }
 
 int boxroot__marking_list_again(pool *p, int id)
 {
-  struct directory *dir = &directories[id];
   if (p->listed_at != 0) return 1;
-  if (!list_pool(dir, p)) return 0;
-  dir->unlisted--;
+  if (!boxroot__directory_list_again(boxroot__directory(id), p)) return 0;
   /* At the cycle start, before the directory is darkened: reached (M1),
      and no other marker reads it any more. Its stamp may be of any age:
      the aging hand did not visit it (S). */
@@ -601,10 +490,10 @@ void boxroot__marking_resize(pool *p)
    (UNMARKED), or MARKED: an orphan adopted in this very section, whose
    values were darkened as it joined, or which its previous owner's
    marker reached (and reads the slots of). Never GARBAGE. */
-static void check_listed_headers(struct directory *dir)
+static void check_listed_headers(struct boxroot__directory *dir)
 {
   for (size_t i = 1; i <= dir->used; i++) {
-    if (dir->block[i] & 1) continue; /* a hole */
+    if (directory_field_is_hole(dir->block[i])) continue;
     pool *p = pool_of_slot((void *)dir->block[i]);
     BOXROOT__ASSERT(boxroot__compat_header_wosize(p->block_header)
                     == (uintptr_t)(p->fresh - p->slots));
@@ -613,7 +502,7 @@ static void check_listed_headers(struct directory *dir)
   }
 }
 #else
-static void check_listed_headers(struct directory *dir) { (void)dir; }
+static void check_listed_headers(struct boxroot__directory *dir) { (void)dir; }
 #endif
 
 void boxroot__marking_switch_stamp(void)
@@ -632,7 +521,7 @@ void boxroot__marking_switch_stamp(void)
 
 void boxroot__marking_start(int id, boxroot__domain_state *domain_state)
 {
-  struct directory *dir = &directories[id];
+  struct boxroot__directory *dir = boxroot__directory(id);
   check_listed_headers(dir);
 #ifdef BOXROOT_TESTING_LATE_STAMP_SWITCH /* a broken build for tests */
   boxroot__marking_switch_stamp();
@@ -649,22 +538,19 @@ void boxroot__marking_start(int id, boxroot__domain_state *domain_state)
 
 void boxroot__marking_age(int id, void (*visit)(pool *p, void *data), void *data)
 {
-  struct directory *dir = &directories[id];
+  struct boxroot__directory *dir = boxroot__directory(id);
   uint64_t now = cycle();
-  uint64_t elapsed = now - dir->aged_cycle;
-  if (elapsed == 0 || dir->used == 0) {
-    dir->aged_cycle = now;
-    return;
-  }
-  dir->aged_cycle = now;
+  uint64_t elapsed = now - aging[id].aged_cycle;
+  aging[id].aged_cycle = now;
+  if (elapsed == 0 || dir->used == 0) return;
   size_t per_cycle = (dir->used + AGING_CYCLES - 1) / AGING_CYCLES;
   size_t budget = elapsed >= AGING_CYCLES ? dir->used : elapsed * per_cycle;
   if (budget > dir->used) budget = dir->used;
   uintptr_t current = boxroot__current_stamp();
   for (; budget > 0; budget--) {
-    if (dir->hand >= dir->used) dir->hand = 0;
-    uintptr_t field = dir->block[1 + dir->hand++];
-    if (field & 1) continue; /* a hole */
+    if (aging[id].hand >= dir->used) aging[id].hand = 0;
+    uintptr_t field = dir->block[1 + aging[id].hand++];
+    if (directory_field_is_hole(field)) continue;
     pool *p = pool_of_slot((void *)field);
     uintptr_t stamp = pool_stamp(p);
 #ifndef BOXROOT_TESTING_NO_AGING /* a broken build for tests */
@@ -682,140 +568,12 @@ void boxroot__marking_observe(boxroot__domain_state *domain_state)
   if (!boxroot__compat_in_main_marking_phase()) {
     if (marking_pools_may_be_marked()) reset_count(boxroot__compat_domain_id(domain_state));
   } else {
-    uncount_if_done(domain_state);
+    boxroot__marking_uncount_if_done(domain_state);
   }
   /* Its marker reads no directory any more. */
   int id = boxroot__compat_domain_id(domain_state);
-  if (directories[id].retired_count != 0 && !counted(id))
-    free_retired(&directories[id]);
-}
-
-/* ---- Barriers (M3) ---- */
-
-/* The barriers' darkening: the values of slots [from, to) on the mark
-   stack of `state`, if pools may still be marked (free slots hold odd
-   links, which it ignores). The snapshot first checks whether this
-   domain's marking is done (M4): a cheap barrier does not. */
-static inline void darken_slots(void **from, void **to, boxroot__domain_state *state)
-{
-  (void)from; (void)to; (void)state;
-#ifndef BOXROOT_TESTING_NO_DELETION_BARRIER /* a broken build for tests */
-  if (marking_pools_may_be_marked()) boxroot__compat_darken_slots(state, from, to);
-#endif
-}
-
-/* Another domain's barrier (M5): the value of `slot`, whenever marking
-   is in progress. */
-static inline void darken_for_another_domain(void **slot, boxroot__domain_state *state)
-{
-#if defined(BOXROOT_TESTING_NO_DELETION_BARRIER) /* broken builds for tests */
-  (void)slot; (void)state;
-#elif defined(BOXROOT_TESTING_BARRIER_NEEDS_FLAG)
-  darken_slots(slot, slot + 1, state);
-#else
-  if (boxroot__compat_marking_in_progress()) boxroot__compat_darken_slots(state, slot, slot + 1);
-#endif
-}
-
-/* Makes the stamp of `p` current (S), unless `p` is not listed: no
-   aging hand visits it, so its stamp stays 0 (its values are darkened
-   slot by slot at each cycle start, M0). */
-static void make_stamp_current(pool *p)
-{
-#ifndef BOXROOT_TESTING_UNLISTED_STAMPS /* a broken build for tests */
-  if (p->listed_at == 0) return;
-#endif
-  pool_set_stamp(p, boxroot__current_stamp());
-}
-
-/* Darkens every value of the pool (M3) and makes its stamp current: the
-   owner, lock held or in its scan hook. */
-static void snapshot_pool(pool *p, boxroot__domain_state *state)
-{
-  BOXROOT__WINDOW(BOXROOT__AT_SNAPSHOT, pool_owner(p));
-  uncount_if_done(state);
-  darken_slots(p->slots, p->fresh, state);
-  make_stamp_current(p);
-}
-
-/* The owner's barrier darkens the slot's old value or, once the pool has
-   run more barriers than 1/SNAPSHOT_AFTER_BARRIERS of its slots handed
-   out, every value of the pool, which ends the barriers in this pool for
-   this cycle. Either is correct (M3): one value costs about as much as a
-   few slots of a pool, so programs that delete few roots per pool and
-   cycle darken only those (with a snapshot at the first barrier,
-   globroots ran 13% more instructions than with slot-by-slot marking at
-   the cycle start; 8% like this), and those that delete many pay at most
-   about twice the cheaper of the two. */
-#define SNAPSHOT_AFTER_BARRIERS 8
-
-void boxroot__marking_owner_barrier(pool *p, void **slot, boxroot__domain_state *state)
-{
-  /* The owner only (M3), on a slot of the pool handed out. */
-  BOXROOT__ASSERT(pool_owner(p) == boxroot__compat_domain_id(state));
-  BOXROOT__ASSERT(pool_of_slot(slot) == p && slot >= p->slots && slot < p->fresh);
-  uintptr_t current = boxroot__current_stamp();
-  if (!marking_pools_may_be_marked()) {
-    /* Outside marking: nothing to darken until the next cycle start. */
-    make_stamp_current(p);
-    return;
-  }
-  /* Not listed: its values were darkened slot by slot at this cycle's
-     start (M0), or as it joined during marking (M1); its stamp stays 0
-     (S). */
-  if (p->listed_at == 0) return;
-  uint32_t cycle_stamp = (uint32_t)(current >> BOXROOT__STAMP_SHIFT);
-  if (p->barriers_stamp != cycle_stamp) {
-    p->barriers_stamp = cycle_stamp;
-    p->barriers = 0;
-  }
-  if (++p->barriers * SNAPSHOT_AFTER_BARRIERS >= p->fresh - p->slots) {
-    snapshot_pool(p, state);
-    return;
-  }
-  BOXROOT__WINDOW(BOXROOT__AT_OWNER_BARRIER, pool_owner(p));
-  darken_slots(slot, slot + 1, state);
-}
-
-void boxroot__marking_delete_owned(pool *p, void **slot, void const *key)
-{
-  (void)key; /* only asserted */
-  BOXROOT__ASSERT(!stamp_is_current(p)
-                  && boxroot__owner_word_key(boxroot__owner_word_relaxed(&p->shared)) == key);
-  boxroot__marking_owner_barrier(p, slot, boxroot__compat_state());
-  boxroot__delete_local(&p->hot, (boxroot)slot);
-}
-
-/* boxroot_modify in a pool whose stamp is not current, lock held: the
-   barrier (boxroot__modify_marking, api.c, then does what boxroot_modify
-   does after it). */
-void boxroot__marking_modify_barrier(boxroot root)
-{
-  pool *p = pool_of_slot(root);
-  /* ACQUIRE: a current stamp follows the owner's darkening. */
-  boxroot__owner_word owner = boxroot__owner_word_acquire(&p->shared);
-  if (boxroot__owner_word_stamp(owner) != boxroot__current_stamp()) {
-    boxroot__domain_state *state = boxroot__compat_state();
-    if (boxroot__owner_word_key(owner) == boxroot__compat_lock_key()) {
-      boxroot__marking_owner_barrier(p, (void **)root, state);
-    } else {
-      /* Another domain's pool: this root's old value only, so as not to
-         read slots that their owner writes; whenever marking is in
-         progress, whether or not the owner has darkened its directory
-         yet (M5). */
-      BOXROOT__WINDOW(BOXROOT__AT_OTHER_DOMAIN_BARRIER, boxroot__compat_domain_id(state));
-      darken_for_another_domain((void **)root, state);
-    }
-  }
-}
-
-int boxroot__marking_check_listed(pool *p, int id, int member)
-{
-  if (!boxroot__compat_marks_pools_as_blocks()) return 1;
-  struct directory *dir = &directories[id];
-  if (!member) return p->listed_at == 0;
-  if (p->listed_at == 0) return dir->unlisted > 0;
-  return p->listed_at <= dir->used && dir->block[p->listed_at] == (uintptr_t)p->slots;
+  struct boxroot__directory *dir = boxroot__directory(id);
+  if (dir->retired_count != 0 && !counted(id)) boxroot__directory_release(dir, 0);
 }
 
 void boxroot__marking_quiesce(void)
@@ -831,8 +589,8 @@ void boxroot__marking_quiesce(void)
     boxroot__compat_finish_major_cycle();
   reset_count(-1);
   for (int id = 0; id < BOXROOT__MAX_DOMAINS; id++) {
-    free_retired(&directories[id]);
-    free(directories[id].block);
-    directories[id] = (struct directory){ 0 };
+    boxroot__directory_release(boxroot__directory(id), 1);
+    aging[id].hand = 0;
+    aging[id].aged_cycle = 0;
   }
 }

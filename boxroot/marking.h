@@ -64,38 +64,15 @@ static inline int marking_pools_may_be_marked(void)
   return boxroot__load(&boxroot__marking_epoch, RELAXED) != 0;
 }
 
-/* The owner's deletion barrier before it frees or overwrites `slot` of
-   `p`, whose stamp is not current (M3), on `domain_state`'s mark stack:
-   its lock held, or its scan hook. Darkens the old value, or the whole
-   pool, which makes the stamp current; outside marking, only makes the
-   stamp current. */
-void boxroot__marking_owner_barrier(pool *p, void **slot, boxroot__domain_state *domain_state);
+/* If the domain of `state` (this thread's, or its hook's) has finished
+   marking, uncounts it (M4). */
+void boxroot__marking_uncount_if_done(boxroot__domain_state *state);
 
-/* Whether the owner, freeing slots of `p` on behalf of remote deletions
-   (remote.c), must run boxroot__marking_owner_barrier on each first:
-   only while the pool's stamp is not current and pools may be marked, so
-   that a pool whose values were all darkened this cycle costs no read of
-   its slots; never with `domain_state` NULL (slot-by-slot scans, whose
-   collected deletions precede any marking of the pool). */
-static inline int marking_collect_needs_barrier(boxroot__domain_state *domain_state, pool *p)
+/* Whether the stamp of `p` is the current one (S). */
+static inline int marking_stamp_is_current(pool *p)
 {
-  return domain_state != NULL
-    && BOXROOT__UNLIKELY(!boxroot__pool_stamp_current(&p->shared))
-    && marking_pools_may_be_marked();
+  return pool_stamp(p) == boxroot__current_stamp();
 }
-
-/* The owner's deletion of `slot` of `p` while the pool's stamp is not
-   current: the barrier, then the local deletion. `key`: the owner's. */
-void boxroot__marking_delete_owned(pool *p, void **slot, void const *key);
-
-/* boxroot_modify's deletion barrier on `root`, in a pool whose stamp is
-   not current (M3, M5), lock held. */
-void boxroot__marking_modify_barrier(boxroot root);
-
-/* Test builds: whether `p`, owned by domain id, is listed in its
-   directory or counted as unlisted (`member`: on its young or old ring),
-   or not listed (on its free ring). */
-int boxroot__marking_check_listed(pool *p, int id, int member);
 
 /* Teardown, hooks removed, before pools are unmapped: waits until no
    mark stack holds a pool, and frees the directories. Domain lock held. */

@@ -84,9 +84,9 @@
    there directly). Readers sum them under `counts_lock`. */
 #include <pthread.h>
 #include "asserts.h"
+#include "barrier.h"
 #include "boxroot.h"
 #include "checks.h"
-#include "marking.h"
 #include "remote.h"
 #include "window.h"
 
@@ -252,7 +252,7 @@ void delete_purely_remote_slow(pool *p, uintptr_t *word, uintptr_t bit)
 }
 
 /* Whether `key` owns `p`: then its stamp is not current (the fast path
-   failed), and the owner's slow path runs (marking.c). */
+   failed), and the owner's slow path runs the barrier (barrier.c). */
 static inline int owned(pool *p, void const *key)
 {
   return BOXROOT__COMPAT_DELETION_BARRIER
@@ -263,7 +263,7 @@ static inline int owned(pool *p, void const *key)
    `key` is its lock key. Every path ends in a tail call or in R1, so that
    none saves a register. `check_owner`: whether `key` may be the owner's
    (boxroot_delete's slow path, which the owner takes while its pool's
-   stamp is not current: marking.c); R1 comes first all the same, since a run
+   stamp is not current: barrier.c); R1 comes first all the same, since a run
    may name any pool. */
 static inline __attribute__((always_inline))
 void delete_not_local(void **slot, void const *key, int check_owner)
@@ -278,7 +278,7 @@ void delete_not_local(void **slot, void const *key, int check_owner)
       debug_check_remote_delete(p, word, c->run_bits & bit);
       c->run_bits |= bit;
     } else if (check_owner && owned(p, key)) {
-      boxroot__marking_delete_owned(p, slot, key);
+      boxroot__barrier_delete_owned(p, slot, key);
     } else {
       start_run(c, word, bit);                                       /* R2 */
     }
@@ -315,9 +315,9 @@ int boxroot__remote_free_delayed(pool *p, boxroot__domain_state *barrier_state)
     void **base = &p->slots[w * BITS_PER_WORD];
     debug_check_delayed_frees(p, base, bits);
     /* Slot by slot while the barrier is needed: a snapshot of the pool
-       (marking.c) may end it midway. */
-    for (; bits != 0 && marking_collect_needs_barrier(barrier_state, p); bits &= bits - 1) {
-      boxroot__marking_owner_barrier(p, base + __builtin_ctzl(bits), barrier_state);
+       (barrier.c) may end it midway. */
+    for (; bits != 0 && barrier_needed_to_collect(barrier_state, p); bits &= bits - 1) {
+      boxroot__barrier_owner(p, base + __builtin_ctzl(bits), barrier_state);
       freed += pool_free_slots(p, base, bits & -bits);
     }
     freed += pool_free_slots(p, base, bits);
