@@ -210,6 +210,21 @@ value test_marking_started(value unit)
 #endif
 }
 
+/* Asks for the mark phase as OCaml 5.5's runtime does once a cycle's
+   idle phase is over (major_gc.c, request_mark_phase): the next minor
+   collection darkens the roots. Elsewhere, nothing: cycles start by
+   marking. */
+value test_request_marking(value unit)
+{
+  (void)unit;
+#if BOXROOT_MULTICORE && OCAML_VERSION_MINOR >= 5
+  if (caml_gc_phase == Phase_sweep_main
+      && atomic_load_explicit(&caml_gc_mark_phase_requested, memory_order_relaxed) == 0)
+    atomic_store_explicit(&caml_gc_mark_phase_requested, 1, memory_order_release);
+#endif
+  return Val_unit;
+}
+
 /* Test-build entry points (testing.h); they fail in other builds. */
 #if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
 value test_fail_directory_growth_after(value n)
