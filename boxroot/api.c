@@ -3,17 +3,17 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "barrier.h"
 #include "boxroot.h"
 #include "boxroot_stats.h"
 #include "chunk.h"
 #include "domain.h"
 #include "leaks.h"
-#include "barrier.h"
 #include "marking.h"
 #include "remote.h"
 #include "status.h"
 #include "ticks.h"
-#include "weak.h"
+#include "weak_domain.h"
 
 /* What boxroot holds, given back with the hooks removed, the highest
    layer first: marking must be over before the pools go. */

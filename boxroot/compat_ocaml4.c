@@ -16,7 +16,7 @@
 #include <caml/signals.h>
 #include <caml/address_class.h>
 #include <caml/major_gc.h>
-#include "weak.h"
+#include "weak_clearing.h"
 
 void boxroot__compat_point_thread_cursor(int id)
 {

@@ -23,7 +23,8 @@
 #include <caml/shared_heap.h>
 #include <sched.h>
 #include "domain.h"
-#include "weak.h"
+#include "weak_clearing.h"
+#include "weak_domain.h"
 #include "window.h"
 
 /* The one conversion between the two types (ocaml_compat.h). */

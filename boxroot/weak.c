@@ -4,7 +4,7 @@
 
    Where they live. In weak pools: pools as pool.h lays them out, owned
    by a domain like strong pools (free list, counts, owner word,
-   delayed-free bitmap), but on each domain's weak rings here, `young`
+   delayed-free bitmap), but on each domain's weak rings (weak_domain.c), `young`
    (used since the last minor collection) and `old`, never on the rings
    of domain.c. So no strong scan reads them, no marking directory lists
    them (marking.c never sees them, their owner word never has the
@@ -124,35 +124,25 @@
    Cost: create and delete are the strong fast paths on other pools;
    get is one load, a test of the flag and a test of the value (W4);
    each major cycle reads every weak slot handed out once (W3), outside
-   stop-the-world sections on OCaml 5. */
+   stop-the-world sections on OCaml 5.
+   Where the rules are enforced: weak_domain.c keeps each domain's weak
+   state and rings (W1), deletion and the orphans of terminated domains;
+   weak_clearing.c promotes (W2), clears (W3) and raises and lowers the
+   read barrier's flag (W4); this file creates and modifies roots (W1)
+   and holds the read barrier's slow path (W4). */
 #define CAML_INTERNALS
 #define CAML_NAME_SPACE
 #include <errno.h>
-#include <pthread.h>
-#include <stdlib.h>
-#include "asserts.h"
 #include "boxroot.h"
-#include "boxroot_stats.h"
 #include "chunk.h"
-#include "domain.h"
 #include "marking.h"
-#include "remote.h"
 #include "status.h"
-#include "ticks.h"
 #include "weak.h"
+#include "weak_domain.h"
 #include "window.h"
 
-_Static_assert(BOXROOT__CLASS_WEAK_YOUNG > CLASS_NONE && BOXROOT__CLASS_WEAK_OLD > CLASS_NONE,
-               "weak pool classes are distinct from the strong ones (pool.h)");
-
-#define WEAK_YOUNG BOXROOT__CLASS_WEAK_YOUNG
-#define WEAK_OLD BOXROOT__CLASS_WEAK_OLD
 #define EMPTY BOXROOT__WEAK_EMPTY
-#define BITS_PER_WORD (8 * sizeof(uintptr_t))
 
-struct boxroot__pool_hot *boxroot__weak_cursor[BOXROOT__MAX_DOMAINS] = {
-  [0 ... BOXROOT__MAX_DOMAINS - 1] = &boxroot__empty_pool,
-};
 uint32_t boxroot__weak_barrier; /* W4 */
 uintptr_t boxroot__weak_marked; /* W4 */
 /* W1: the header's colour is 3 << 8, OCaml 5's NOT_MARKABLE and OCaml
@@ -164,144 +154,13 @@ uintptr_t const boxroot__weak_empty[2] = {
   Val_unit,
 };
 
-/* A domain's weak state. Only the domain (lock held, or its hooks) reads
-   or writes it, except `delayed_flag` (remote deleters, D3) and the
-   statistics (read while every domain is stopped: api.c). */
-struct weak_domain {
-  void const *key;        /* as domain.c's: the owner's key */
-  int incarnation, terminated;
-  pool *young, *old;      /* rings (W1) */
-  uint64_t cleared_cycle; /* 1 + the weak cycle last cleared, or 0 (W3) */
-  long cleared, collected, moves, clear_ticks, clear_stw_ticks;
-  _Alignas(CACHE_LINE) int delayed_flag;
-};
-
-static struct weak_domain *weak_domains[BOXROOT__MAX_DOMAINS];
-
-/* Orphans, and statistics of what is gone, under orphans_lock. */
-static pthread_mutex_t orphans_lock = PTHREAD_MUTEX_INITIALIZER;
-static pool *orphan_young, *orphan_old;
-static int orphans_present; /* atomic */
-static long gone_cleared, gone_collected, gone_moves, gone_clear_ticks, gone_clear_stw_ticks;
-static long deleted_remote; /* atomic */
-
-/* ---- rings ---- */
-
-static pool **weak_ring(struct weak_domain *wd, int cls)
-{
-  return cls == WEAK_YOUNG ? &wd->young : &wd->old;
-}
-
-static void move_to(struct weak_domain *wd, pool *p, int cls, int at_front)
-{
-  ring_remove(weak_ring(wd, pool_class(p)), p);
-  pool_set_class(p, cls);
-  ring_insert(weak_ring(wd, cls), p, at_front);
-}
-
-/* Detaches ring `cls` as a NULL-terminated list through `next`. */
-static pool *detach(struct weak_domain *wd, int cls)
-{
-  pool **ring = weak_ring(wd, cls), *head = *ring;
-  *ring = NULL;
-  if (head == NULL) return NULL;
-  head->prev->next = NULL;
-  return head;
-}
-
-/* Puts a detached pool on the old ring: low pools first (reused first). */
-static void place_old(struct weak_domain *wd, pool *p)
-{
-  p->next = p->prev = NULL;
-  pool_set_class(p, WEAK_OLD);
-  ring_insert(&wd->old, p, pool_alloc_count(p) < POOL_LOW_MARK);
-}
-
-static long ring_fold(pool *head, long (*f)(pool *))
-{
-  long n = 0;
-  if (head != NULL) {
-    pool *p = head;
-    do { n += f(p); p = p->next; } while (p != head);
-  }
-  return n;
-}
-
-/* ---- domains ---- */
-
-static pool *current_pool(int id)
-{
-  struct boxroot__pool_hot *p = boxroot__weak_cursor[id];
-  return p == &boxroot__empty_pool ? NULL : (pool *)p;
-}
-
-static void reset_cursor(int id) { boxroot__weak_cursor[id] = &boxroot__empty_pool; }
-
-/* Domain id's weak state, created on first use: NULL if out of memory,
-   or if that domain has terminated. Its lock held, or its hook. */
-static struct weak_domain *weak_domain_get(int id)
-{
-  struct weak_domain *wd = weak_domains[id];
-  int incarnation = boxroot__compat_domain_unique_id();
-  void const *key = boxroot__compat_domain_key();
-  if (boxroot__compat_key_domain(key) != id) key = BOXROOT__NO_OWNER_KEY;
-  if (wd == NULL) {
-    wd = aligned_alloc(CACHE_LINE, sizeof *wd);
-    if (wd == NULL) return NULL;
-    *wd = (struct weak_domain){ .key = key, .incarnation = incarnation };
-    boxroot__store(&weak_domains[id], wd, RELEASE); /* read by deleters */
-  }
-  if (wd->key == BOXROOT__NO_OWNER_KEY) wd->key = key;
-  if (wd->incarnation != incarnation) {
-    wd->incarnation = incarnation;
-    wd->terminated = 0;
-  }
-  return wd->terminated ? NULL : wd;
-}
-
-/* ---- deletion (remote.c's protocol) ---- */
-
-void boxroot__weak_delete_local_slow(struct boxroot__pool_hot *hot)
-{
-  pool *p = (pool *)hot;
-  struct weak_domain *wd = weak_domains[pool_owner(p)];
-  /* Low or empty, not current: reused first. */
-  if (pool_class(p) == WEAK_OLD) move_to(wd, p, WEAK_OLD, 1);
-}
-
-static int *weak_delayed_flag(int owner)
-{
-  struct weak_domain *wd = boxroot__load(&weak_domains[owner], ACQUIRE);
-  return wd == NULL ? NULL : &wd->delayed_flag;
-}
-
-/* Each deletion published at once (no runs). */
-void boxroot__weak_delete_other(boxroot_weak w, void const *key)
-{
-  (void)key;
-  void **slot = (void **)w;
-  pool *p = pool_of_slot(slot);
-  size_t i = (size_t)(slot - p->slots);
-  boxroot__remote_publish(p, &p->delayed_bits[i / BITS_PER_WORD],
-                          (uintptr_t)1 << (i % BITS_PER_WORD), weak_delayed_flag);
-  boxroot__fetch_add(&deleted_remote, 1, RELAXED);
-}
-
-/* Frees the slots of `p` deleted remotely (remote.c's C1-C3; no barrier:
-   no marker reads weak pools). The owner. */
-static int collect(struct weak_domain *wd, pool *p)
-{
-  int freed = boxroot__remote_free_delayed(p, NULL);
-  wd->collected += freed;
-  return freed;
-}
 
 /* ---- creation ---- */
 
 /* Makes `p` the current pool; 0 if it has no room. */
 static int make_current(struct weak_domain *wd, int id, pool *p)
 {
-  if (pool_class(p) != WEAK_YOUNG || wd->young != p) move_to(wd, p, WEAK_YOUNG, 1);
+  if (pool_class(p) != WEAK_YOUNG || wd->young != p) weak_move_to(wd, p, WEAK_YOUNG, 1);
   if (p->hot.free_list == (void **)p && !marking_thread_fresh(p)) return 0;
   boxroot__weak_cursor[id] = &p->hot;
   return 1;
@@ -309,13 +168,13 @@ static int make_current(struct weak_domain *wd, int id, pool *p)
 
 static pool *refill(struct weak_domain *wd, int id)
 {
-  pool *p = current_pool(id);
+  pool *p = weak_current_pool(id);
   if (p != NULL) {
     if (marking_thread_fresh(p)) return p;
-    if (collect(wd, p) > 0 && p->hot.free_list != (void **)p) return p;
+    if (weak_collect(wd, p) > 0 && p->hot.free_list != (void **)p) return p;
     /* Full: to the back of the young ring. */
-    move_to(wd, p, WEAK_YOUNG, 0);
-    reset_cursor(id);
+    weak_move_to(wd, p, WEAK_YOUNG, 0);
+    weak_reset_cursor(id);
   }
   pool *o = wd->old;
   if (o != NULL && pool_alloc_count(o) < POOL_LOW_MARK && make_current(wd, id, o)) return o;
@@ -337,7 +196,7 @@ boxroot_weak boxroot__weak_create_slow(value v)
     return NULL;
   if (!boxroot__running_or_fail()) return NULL;
   int id = boxroot__compat_locked_domain();
-  struct weak_domain *wd = weak_domain_get(id);
+  struct weak_domain *wd = boxroot__weak_domain_get(id);
   if (wd == NULL || refill(wd, id) == NULL) {
     boxroot__fail(ENOMEM, "boxroot_weak_create: out of memory (could not allocate a pool)");
     return NULL;
@@ -354,7 +213,7 @@ bool boxroot__weak_modify_slow(boxroot_weak *w, value v)
   if (moved == NULL) return false;
   boxroot_weak_delete(*w);
   *w = moved;
-  weak_domains[boxroot__compat_locked_domain()]->moves++;
+  boxroot__weak_domains[boxroot__compat_locked_domain()]->moves++;
   return true;
 }
 
@@ -395,288 +254,4 @@ bool boxroot_weak_upgrade(boxroot_weak w, boxroot *out)
 boxroot_weak boxroot_weak_of_boxroot(boxroot r)
 {
   return boxroot_weak_create(boxroot_get(r));
-}
-
-/* ---- clearing (W3) ---- */
-
-/* Empties the slots of `p` whose value is dead. The owner. */
-static long clear_pool(pool *p)
-{
-  int remaining = pool_alloc_count(p);
-  long cleared = 0;
-  for (void **s = p->slots, **end = p->fresh; remaining > 0 && s < end; s++) {
-    value v = boxroot__load((value *)s, RELAXED);
-    if (pool_slot_is_free(p, (void *)v)) continue;
-    remaining--;
-    if (Is_block(v) && v != EMPTY && boxroot__compat_weak_is_dead(v)
-        && boxroot__cas_strong((value *)s, &v, EMPTY, RELAXED))
-      cleared++;
-  }
-  return cleared;
-}
-
-static long retired_creations; /* atomic: of pools given back */
-
-/* Clears every pool of `wd` (W3) and records the cycle. Empty old pools
-   beyond BOXROOT_FREE_POOLS_KEPT go back to the chunk allocator. */
-/* The weak cycle count, 64 bits wide: 1 + the count is never 0, the
-   mark of a domain that has not cleared (test builds may start it
-   further on: window.h). */
-static uint64_t weak_cycle(void)
-{
-  return boxroot__compat_weak_cycle() + boxroot__window_cycle_offset();
-}
-
-static void clear_domain(struct weak_domain *wd, int in_stw)
-{
-  long t0 = boxroot__ticks_now();
-  pool *list = detach(wd, WEAK_OLD);
-  int empty_kept = 0;
-  for (pool *p = list, *after; p != NULL; p = after) {
-    after = p->next;
-    collect(wd, p);
-    wd->cleared += clear_pool(p);
-    if (pool_alloc_count(p) == 0 && empty_kept++ >= BOXROOT_FREE_POOLS_KEPT) {
-#ifdef BOXROOT_TESTING
-      for (void **s = p->slots; s < p->fresh; s++) BOXROOT__ASSERT(pool_slot_is_free(p, *s));
-#endif
-      boxroot__fetch_add(&retired_creations, pool_creations(p), RELAXED);
-      pool_set_owner(p, BOXROOT__NO_OWNER, BOXROOT__NO_OWNER_KEY);
-      pool_set_class(p, CLASS_NONE);
-      p->next = p->prev = NULL;
-      boxroot__chunk_free_pool(p, !marking_pools_may_be_marked()); /* M2 */
-    } else {
-      place_old(wd, p);
-    }
-  }
-  pool *y = wd->young;
-  if (y != NULL) {
-    pool *p = y;
-    do { collect(wd, p); wd->cleared += clear_pool(p); p = p->next; } while (p != y);
-  }
-  wd->cleared_cycle = weak_cycle() + 1;
-  long dt = boxroot__ticks_now() - t0;
-  if (in_stw) wd->clear_stw_ticks += dt; else wd->clear_ticks += dt;
-}
-
-static int cleared_this_cycle(struct weak_domain *wd)
-{
-  return wd->cleared_cycle == weak_cycle() + 1;
-}
-
-#if BOXROOT__TEST_HOOKS
-static int defer_clearing; /* testing.h; atomic */
-void boxroot__testing_weak_defer_clearing(int defer)
-{
-  boxroot__store(&defer_clearing, defer, SEQ_CST);
-}
-static int clearing_deferred(void) { return boxroot__load(&defer_clearing, SEQ_CST); }
-#else
-static int clearing_deferred(void) { return 0; }
-#endif
-
-void boxroot__weak_slice(void)
-{
-  if (boxroot_status() != BOXROOT_RUNNING || clearing_deferred()) return;
-  if (boxroot__compat_weak_phase() != BOXROOT__WEAK_CLEANING) return;
-  int id = boxroot__compat_locked_domain();
-  BOXROOT__WINDOW(BOXROOT__AT_SLICE_HOOK, id);
-  if (id < 0) return;
-  struct weak_domain *wd = weak_domains[id];
-  if (wd == NULL || wd->terminated || cleared_this_cycle(wd)) return;
-  BOXROOT__WINDOW(BOXROOT__AT_WEAK_CLEARING, id);
-  clear_domain(wd, 0);
-}
-
-void boxroot__weak_major_end(void)
-{
-  if (boxroot_status() != BOXROOT_RUNNING) return;
-  struct weak_domain *wd = weak_domains[0];
-  if (wd != NULL) clear_domain(wd, 0);
-  boxroot__store(&boxroot__weak_barrier, 0, RELAXED);
-}
-
-/* ---- scanning ---- */
-
-static void adopt_orphans(struct weak_domain *wd, int id)
-{
-  if (!boxroot__load(&orphans_present, SEQ_CST)) return;
-  pthread_mutex_lock(&orphans_lock);
-  for (int cls = WEAK_YOUNG; cls <= WEAK_OLD; cls++) {
-    pool **from = cls == WEAK_YOUNG ? &orphan_young : &orphan_old;
-    while (*from != NULL) {
-      pool *p = *from;
-      ring_remove(from, p);
-      pool_set_owner(p, id, wd->key);
-      ring_insert(weak_ring(wd, cls), p, cls == WEAK_OLD && pool_alloc_count(p) < POOL_LOW_MARK);
-    }
-  }
-  boxroot__store(&orphans_present, 0, SEQ_CST);
-  pthread_mutex_unlock(&orphans_lock);
-  wd->cleared_cycle = 0; /* the orphans may not be cleared yet (W3) */
-  boxroot__store(&wd->delayed_flag, 1, SEQ_CST);
-}
-
-/* Every value of every pool (compaction, heap verification). */
-static void apply_all(pool *head, boxroot__scanner sc)
-{
-  if (head == NULL) return;
-  pool *p = head;
-  do {
-    int remaining = pool_alloc_count(p);
-    for (void **s = p->slots, **end = p->fresh; remaining > 0 && s < end; s++) {
-      value v = (value)*s;
-      if (pool_slot_is_free(p, (void *)v)) continue;
-      remaining--;
-      if (Is_block(v) && v != EMPTY) BOXROOT__APPLY(sc, v, s);
-    }
-    p = p->next;
-  } while (p != head);
-}
-
-/* W2: promotes the young values of the young pools, which become old. */
-static void scan_minor(struct weak_domain *wd, int id, boxroot__scanner sc)
-{
-  if (boxroot__load(&wd->delayed_flag, SEQ_CST) && boxroot__exchange(&wd->delayed_flag, 0, SEQ_CST)) {
-    pool *o = wd->old;
-    if (o != NULL) {
-      pool *p = o;
-      do { collect(wd, p); p = p->next; } while (p != o);
-    }
-  }
-  reset_cursor(id);
-  for (pool *p = detach(wd, WEAK_YOUNG), *after; p != NULL; p = after) {
-    after = p->next;
-    collect(wd, p);
-    for (void **s = p->slots, **end = p->fresh; s < end; s++) {
-      value v = (value)*s;
-      if (boxroot__compat_is_young(v)) BOXROOT__APPLY(sc, v, s);
-    }
-    place_old(wd, p);
-  }
-}
-
-void boxroot__weak_scan(int id, boxroot__scanner sc, int minor)
-{
-  if (boxroot_status() != BOXROOT_RUNNING) return;
-  int darken = !minor && BOXROOT__IS_DARKEN(sc);
-  /* W4: the roots are being darkened, marking starts. */
-  if (darken) {
-    uintptr_t marked = boxroot__compat_weak_marked_colour();
-    /* The read barrier's header test tells the cleared mark apart by its
-       colour alone (OCaml 5). */
-    BOXROOT__ASSERT(!BOXROOT__COMPAT_HEADERS_READABLE
-                    || (boxroot__weak_empty[0] & BOXROOT__WEAK_COLOUR_MASK) != marked);
-    boxroot__store(&boxroot__weak_marked, marked, RELAXED);
-    boxroot__store(&boxroot__weak_barrier, 1, RELAXED);
-  }
-  struct weak_domain *wd = weak_domains[id];
-  if (boxroot__load(&orphans_present, SEQ_CST) && wd == NULL) wd = weak_domain_get(id);
-  if (wd == NULL || wd->terminated) return;
-  adopt_orphans(wd, id);
-  if (minor) {
-    if (boxroot__compat_weak_phase() == BOXROOT__WEAK_CLEANING) {
-      /* The fallback of W3, stop-the-world: every domain runs this
-         before any mutator runs again, so the flag can drop (W4).
-         Before the promotion: a value just promoted may not be readable
-         yet (the runtime copies fields later, an infix header among
-         them), and young values are never cleared anyway (W2). */
-      if (!cleared_this_cycle(wd)) clear_domain(wd, 1);
-      boxroot__store(&boxroot__weak_barrier, 0, RELAXED);
-    }
-    scan_minor(wd, id, sc);
-  } else if (!darken) {
-    apply_all(wd->young, sc);
-    apply_all(wd->old, sc);
-  }
-}
-
-/* ---- domains terminating, teardown, statistics ---- */
-
-void boxroot__weak_terminate(int id)
-{
-  /* Created if need be, so that it is known as terminated: the domain
-     takes part in its last collections, and must adopt no orphan there
-     (they would be lost with it). */
-  struct weak_domain *wd = weak_domain_get(id);
-  if (wd == NULL) return;
-  reset_cursor(id);
-  pthread_mutex_lock(&orphans_lock);
-  for (int cls = WEAK_YOUNG; cls <= WEAK_OLD; cls++) {
-    pool **from = weak_ring(wd, cls), **to = cls == WEAK_YOUNG ? &orphan_young : &orphan_old;
-    while (*from != NULL) {
-      pool *p = *from;
-      ring_remove(from, p);
-      pool_set_owner(p, BOXROOT__NO_OWNER, BOXROOT__NO_OWNER_KEY);
-      ring_insert(to, p, 0);
-    }
-  }
-  boxroot__store(&orphans_present, orphan_young != NULL || orphan_old != NULL, SEQ_CST);
-  gone_cleared += wd->cleared;
-  gone_collected += wd->collected;
-  gone_moves += wd->moves;
-  gone_clear_ticks += wd->clear_ticks;
-  gone_clear_stw_ticks += wd->clear_stw_ticks;
-  wd->cleared = wd->collected = wd->moves = wd->clear_ticks = wd->clear_stw_ticks = 0;
-  pthread_mutex_unlock(&orphans_lock);
-  wd->cleared_cycle = 0;
-  wd->terminated = 1;
-}
-
-void boxroot__weak_forget_all(void)
-{
-  for (int i = 0; i < BOXROOT__MAX_DOMAINS; i++) {
-    reset_cursor(i);
-    free(weak_domains[i]);
-    weak_domains[i] = NULL;
-  }
-  pthread_mutex_lock(&orphans_lock);
-  orphan_young = orphan_old = NULL;
-  boxroot__store(&orphans_present, 0, SEQ_CST);
-  gone_cleared = gone_collected = gone_moves = gone_clear_ticks = gone_clear_stw_ticks = 0;
-  boxroot__store(&deleted_remote, 0, RELAXED);
-  boxroot__store(&retired_creations, 0, RELAXED);
-  pthread_mutex_unlock(&orphans_lock);
-  boxroot__store(&boxroot__weak_barrier, 0, RELAXED);
-}
-
-static long one(pool *p) { (void)p; return 1; }
-static long in_use(pool *p) { return pool_alloc_count(p); }
-static long creations(pool *p) { return pool_creations(p); }
-
-static void sum_rings(pool *a, pool *b, long *pools, long *slots, long *created)
-{
-  *pools += ring_fold(a, one) + ring_fold(b, one);
-  *slots += ring_fold(a, in_use) + ring_fold(b, in_use);
-  *created += ring_fold(a, creations) + ring_fold(b, creations);
-}
-
-void boxroot__weak_add_stats(struct boxroot_stats *out)
-{
-  long pools = 0, slots = 0, created = 0, cleared, collected, moves, ticks, stw_ticks;
-  pthread_mutex_lock(&orphans_lock);
-  sum_rings(orphan_young, orphan_old, &pools, &slots, &created);
-  cleared = gone_cleared; collected = gone_collected; moves = gone_moves;
-  ticks = gone_clear_ticks; stw_ticks = gone_clear_stw_ticks;
-  pthread_mutex_unlock(&orphans_lock);
-  for (int i = 0; i < BOXROOT__MAX_DOMAINS; i++) {
-    struct weak_domain *wd = boxroot__load(&weak_domains[i], ACQUIRE);
-    if (wd == NULL) continue;
-    sum_rings(wd->young, wd->old, &pools, &slots, &created);
-    cleared += wd->cleared;
-    collected += wd->collected;
-    moves += wd->moves;
-    ticks += wd->clear_ticks;
-    stw_ticks += wd->clear_stw_ticks;
-  }
-  (void)moves;
-  long remote = boxroot__load(&deleted_remote, RELAXED);
-  out->weak_roots_alive = slots - (remote - collected);
-  out->weak_created = created + boxroot__load(&retired_creations, RELAXED);
-  out->weak_deleted_remote = remote;
-  out->weak_cleared = cleared;
-  out->weak_pools = pools;
-  out->weak_clear_ns = boxroot__ticks_to_ns(ticks);
-  out->weak_clear_stw_ns = boxroot__ticks_to_ns(stw_ticks);
-  out->pools_handed_out -= pools;
 }

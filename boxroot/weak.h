@@ -1,12 +1,10 @@
-/* Weak roots inside the library: the calls the runtime's hooks make
-   (compat_ocaml5.c, compat_ocaml4.c), and the version-specific tests the
-   read barrier and the clearing need from them. Protocol: weak.c. */
+/* Weak roots and the runtime: the phases of the major GC and the
+   version-specific tests that the read barrier and the clearing need
+   (compat_ocaml5.c, compat_ocaml4.c). Protocol: weak.c. */
 #ifndef BOXROOT_WEAK_H
 #define BOXROOT_WEAK_H
 
 #include "boxroot.h"
-
-struct boxroot_stats;
 
 /* What the current phase of the major GC asks of weak roots. */
 enum boxroot__weak_phase {
@@ -45,27 +43,5 @@ int boxroot__compat_weak_read(value v, int darken, int check_dead);
 int boxroot__compat_weak_is_dead(value v);
 uint64_t boxroot__compat_weak_cycle(void);
 uintptr_t boxroot__compat_weak_marked_colour(void);
-
-/* The runtime's hooks call these (weak.c):
-   - boxroot__weak_scan: each scan hook of domain `id`, after the strong
-     scan, with the same arguments (`sc` as a function and its data:
-     ocaml_compat.h's boxroot__scanner, which needs CAML_INTERNALS);
-   - boxroot__weak_slice: the major slice hooks (OCaml 5), on the
-     thread of the domain doing the slice, lock held;
-   - boxroot__weak_major_end: OCaml 4.14's caml_major_gc_hook, between
-     the end of marking and the start of sweeping;
-   - boxroot__weak_terminate: the domain-termination hook. */
-#ifdef CAML_INTERNALS
-void boxroot__weak_scan(int id, boxroot__scanner sc, int minor);
-#endif
-void boxroot__weak_slice(void);
-void boxroot__weak_major_end(void);
-void boxroot__weak_terminate(int id);
-
-/* Teardown: forgets every weak pool (the chunk allocator unmaps them). */
-void boxroot__weak_forget_all(void);
-/* Adds the weak counters to `out`, while no domain runs (api.c's
-   read protocol of the statistics). */
-void boxroot__weak_add_stats(struct boxroot_stats *out);
 
 #endif /* BOXROOT_WEAK_H */

@@ -1,0 +1,102 @@
+/* Each domain's weak pools: its weak state and rings, deletion by other
+   threads, the orphans of terminated domains, and the statistics. The
+   protocol (W1-W5): weak.c. */
+#ifndef BOXROOT_WEAK_DOMAIN_H
+#define BOXROOT_WEAK_DOMAIN_H
+
+#include "boxroot.h"
+#include "domain.h"
+#include "pool.h"
+#include "remote.h"
+
+#define WEAK_YOUNG BOXROOT__CLASS_WEAK_YOUNG
+#define WEAK_OLD BOXROOT__CLASS_WEAK_OLD
+
+/* A domain's weak state. Only the domain (lock held, or its hooks) reads
+   or writes it, except `delayed_flag` (remote deleters, D3) and the
+   statistics (read while every domain is stopped: api.c). */
+struct weak_domain {
+  void const *key;        /* as domain.c's: the owner's key */
+  int incarnation, terminated;
+  pool *young, *old;      /* rings (W1) */
+  uint64_t cleared_cycle; /* 1 + the weak cycle last cleared, or 0 (W3) */
+  long cleared, collected, moves, clear_ticks, clear_stw_ticks;
+  _Alignas(CACHE_LINE) int delayed_flag;
+};
+
+/* Each domain's weak state, NULL until its first weak root; published
+   with release (read by deleters). */
+extern struct weak_domain *boxroot__weak_domains[BOXROOT__MAX_DOMAINS];
+
+/* Domain id's weak state, created on first use: NULL if out of memory,
+   or if that domain has terminated. Its lock held, or its hook. */
+struct weak_domain *boxroot__weak_domain_get(int id);
+
+/* Domain id's weak state at its scan hook, with the orphans of
+   terminated domains adopted (they are cleared in this cycle's W3 if it
+   is not over); NULL if it has none, or terminated. */
+struct weak_domain *boxroot__weak_domain_adopting(int id);
+
+/* `p`, emptied by the clearing, goes back to the chunk allocator
+   (`decommit`: whether its memory may be decommitted, marking.c, M2). */
+void boxroot__weak_pool_retire(pool *p, int decommit);
+
+/* The domain-termination hook (compat_ocaml5.c): domain id's weak pools
+   become orphans. */
+void boxroot__weak_terminate(int id);
+/* Teardown: forgets every weak pool (the chunk allocator unmaps them). */
+void boxroot__weak_forget_all(void);
+/* Adds the weak counters to `out`, while no domain runs (api.c's
+   read protocol of the statistics). */
+struct boxroot_stats;
+void boxroot__weak_add_stats(struct boxroot_stats *out);
+
+static inline pool **weak_ring(struct weak_domain *wd, int cls)
+{
+  return cls == WEAK_YOUNG ? &wd->young : &wd->old;
+}
+
+static inline void weak_move_to(struct weak_domain *wd, pool *p, int cls, int at_front)
+{
+  ring_remove(weak_ring(wd, pool_class(p)), p);
+  pool_set_class(p, cls);
+  ring_insert(weak_ring(wd, cls), p, at_front);
+}
+
+/* Detaches ring `cls` as a NULL-terminated list through `next`. */
+static inline pool *weak_detach(struct weak_domain *wd, int cls)
+{
+  pool **ring = weak_ring(wd, cls), *head = *ring;
+  *ring = NULL;
+  if (head == NULL) return NULL;
+  head->prev->next = NULL;
+  return head;
+}
+
+/* Puts a detached pool on the old ring: low pools first (reused first). */
+static inline void weak_place_old(struct weak_domain *wd, pool *p)
+{
+  p->next = p->prev = NULL;
+  pool_set_class(p, WEAK_OLD);
+  ring_insert(&wd->old, p, pool_alloc_count(p) < POOL_LOW_MARK);
+}
+
+/* Domain id's current weak pool, NULL if none. */
+static inline pool *weak_current_pool(int id)
+{
+  struct boxroot__pool_hot *p = boxroot__weak_cursor[id];
+  return p == &boxroot__empty_pool ? NULL : (pool *)p;
+}
+
+static inline void weak_reset_cursor(int id) { boxroot__weak_cursor[id] = &boxroot__empty_pool; }
+
+/* Frees the slots of `p` deleted remotely (remote.c's C1-C3; no barrier:
+   no marker reads weak pools). The owner. */
+static inline int weak_collect(struct weak_domain *wd, pool *p)
+{
+  int freed = boxroot__remote_free_delayed(p, NULL);
+  wd->collected += freed;
+  return freed;
+}
+
+#endif
