@@ -230,6 +230,7 @@
 #include "asserts.h"
 #include "directory.h"
 #include "marking.h"
+#include "stale_marker.h"
 #include "window.h"
 
 uint64_t boxroot__marking_epoch; /* the flag (M4): 0, or the counting epoch */
@@ -350,51 +351,16 @@ static uintptr_t stamp_of_cycle(uint64_t c)
    its last visit. */
 static struct { size_t hand; uint64_t aged_cycle; } aging[BOXROOT__MAX_DOMAINS];
 
-/* A stale marker, emulated (testing.h): a pool that a retired block
-   still lists when it leaves its directory may have its header loaded
-   by its domain's marker at any time until that marker is done (M1);
-   the load is recorded as the pool leaves, and replayed as that marker's
-   store after every growth of the pool in the same epoch (the store may
-   land after the last one), wherever it went meanwhile. */
+/* The test builds' stale marker (stale_marker.c, M1): a pool that a
+   retired block still lists as it leaves, while its domain is counted,
+   may have its header loaded by that domain's marker; the store comes
+   after every growth of the pool in the same epoch. */
 #if BOXROOT__TEST_HOOKS
-#define STALE_LOADS 64
-static int stale_marker_on; /* atomic */
-static pthread_mutex_t stale_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct { pool *p; uintptr_t header; uint64_t epoch; } stale_loads[STALE_LOADS];
-static unsigned stale_next;
-
-void boxroot__testing_stale_marker(int on)
-{
-  boxroot__store(&stale_marker_on, on, SEQ_CST);
-}
-
-/* `p` left domain id's directory, and a retired block still lists it. */
 static void stale_marker_load(int id, pool *p)
 {
-  if (!boxroot__load(&stale_marker_on, SEQ_CST) || !counted(id)
-      || !boxroot__compat_header_is_unmarked(p->block_header)) return;
-  pthread_mutex_lock(&stale_lock);
-  unsigned k = stale_next++ % STALE_LOADS;
-  stale_loads[k].p = p;
-  stale_loads[k].header = p->block_header;
-  stale_loads[k].epoch = current_epoch();
-  pthread_mutex_unlock(&stale_lock);
+  if (counted(id)) boxroot__stale_marker_load(p, current_epoch());
 }
-
-static void stale_marker_store(pool *p)
-{
-  if (!boxroot__load(&stale_marker_on, SEQ_CST)) return;
-  pthread_mutex_lock(&stale_lock);
-  for (int k = 0; k < STALE_LOADS; k++) {
-    if (stale_loads[k].p != p) continue;
-    if (stale_loads[k].epoch == current_epoch())
-      p->block_header =
-        boxroot__compat_marked_header(boxroot__compat_header_wosize(stale_loads[k].header));
-    else
-      stale_loads[k].p = NULL;
-  }
-  pthread_mutex_unlock(&stale_lock);
-}
+static void stale_marker_store(pool *p) { boxroot__stale_marker_store(p, current_epoch()); }
 #else
 static void stale_marker_load(int id, pool *p) { (void)id; (void)p; }
 static void stale_marker_store(pool *p) { (void)p; }

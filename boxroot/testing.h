@@ -22,7 +22,7 @@ void boxroot__testing_fail_pool_allocations_after(long n);
    return early. */
 void boxroot__testing_fail_domain_states_after(long n);
 
-/* After `n` more successful growths of a directory (marking.c), every
+/* After `n` more successful growths of a directory (directory.c), every
    growth fails as if out of memory, until called again with a negative
    `n` (the default). */
 void boxroot__testing_fail_directory_growth_after(long n);
@@ -54,16 +54,16 @@ char const *boxroot__testing_window_name(int at);
    so that a test crosses 2^32 cycles. Before any root is created. */
 void boxroot__testing_cycle_offset(uint64_t offset);
 
-/* How many directory blocks (marking.c) are retired, not freed yet. */
+/* How many directory blocks (directory.c) are retired, not freed yet. */
 long boxroot__testing_retired_directory_blocks(void);
 
-/* With `on` non-zero, a stale marker is emulated (marking.c, M1): the
-   header of a pool that leaves a directory while marking is in progress
-   is loaded as the marker of its domain would, and written back MARKED
-   as that marker would, if it loaded it UNMARKED, after each growth of
-   the pool in the same cycle, wherever it went meanwhile. The test
-   builds' check of the headers at each cycle start then catches a size
-   undone. */
+/* With `on` non-zero, a stale marker is emulated (stale_marker.c;
+   marking.c, M1): the header of a pool that leaves a directory while
+   marking is in progress is loaded as the marker of its domain would,
+   and written back MARKED as that marker would, if it loaded it
+   UNMARKED, after each growth of the pool in the same cycle, wherever it
+   went meanwhile. The test builds' check of the headers at each cycle
+   start then catches a size undone. */
 void boxroot__testing_stale_marker(int on);
 
 /* Checks the invariants of the rings of the domain whose lock this
