@@ -270,14 +270,26 @@ bool boxroot__modify_marking(boxroot *r, value v);
    cold functions, never inlined: a call to a cold function makes its
    path unlikely, which lays the fast path out straight where branch hints
    alone did not (bench/tools/callgrind.sh), without making the library's
-   functions themselves cold, that is optimised for size. */
-static BOXROOT__COLD_CALL bool boxroot__modify_marking_cold(boxroot *r, value v)
+   functions themselves cold, that is optimised for size. They take the
+   root by value and return it, moved or not, or NULL on failure, rather
+   than take the address of the caller's variable: an address passed to
+   a call would keep that variable in memory for the whole loop around a
+   boxroot_modify, to be reloaded at every iteration, where a value lets
+   it stay in a register. */
+static BOXROOT__COLD_CALL boxroot boxroot__modify_marking_cold(boxroot root, value v)
 {
-  return boxroot__modify_marking(r, v);
+  return boxroot__modify_marking(&root, v) ? root : NULL;
 }
-static BOXROOT__COLD_CALL bool boxroot__modify_slow_cold(boxroot *r, value v)
+static BOXROOT__COLD_CALL boxroot boxroot__modify_slow_cold(boxroot root, value v)
 {
-  return boxroot__modify_slow(r, v);
+  return boxroot__modify_slow(&root, v) ? root : NULL;
+}
+/* What boxroot_modify returns after them, `moved` being their result. */
+static inline bool boxroot__modify_update(boxroot *r, boxroot moved)
+{
+  if (moved == NULL) return false;
+  *r = moved;
+  return true;
 }
 
 /* Checked entry points (debug.c): every call validates its argument.
@@ -423,16 +435,17 @@ static inline bool boxroot_modify(boxroot *r, value v)
   boxroot root = *r; /* read once: the atomic loads below would force a reload */
   struct boxroot__pool_shared *shared = boxroot__pool_shared(boxroot__pool_of(root));
   if (BOXROOT__UNLIKELY(boxroot__compat_locked_domain() < 0))
-    return boxroot__modify_slow_cold(r, v);
+    return boxroot__modify_update(r, boxroot__modify_slow_cold(root, v));
   /* ACQUIRE: a current stamp follows the owner's darkening. The stamp
      bits cancel out only if the pool's stamp is current; then the rest
      is the class bits (BOXROOT__CLASS_BITS). */
   uintptr_t cls = boxroot__load(&shared->cls_word, ACQUIRE) - boxroot__current_stamp_locked();
   if (cls == BOXROOT__CLASS_BITS(BOXROOT__CLASS_OLD)) {
-    if (boxroot__compat_may_be_young(v)) return boxroot__modify_slow_cold(r, v);
+    if (boxroot__compat_may_be_young(v))
+      return boxroot__modify_update(r, boxroot__modify_slow_cold(root, v));
   } else if (cls != BOXROOT__CLASS_BITS(BOXROOT__CLASS_YOUNG)) {
     /* A stamp that is not current. */
-    return boxroot__modify_marking_cold(r, v);
+    return boxroot__modify_update(r, boxroot__modify_marking_cold(root, v));
   }
   /* Atomic: the owner may be reading the slot (marking.c). */
   boxroot__store((value *)root, v, RELAXED);
