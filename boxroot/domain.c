@@ -339,6 +339,18 @@ void boxroot__domain_adopt_orphans(struct boxroot_domain *d, boxroot__domain_sta
   pthread_mutex_unlock(&domains_lock);
 }
 
+void boxroot__domain_visit_orphans(void (*visit)(pool *p, void *data), void *data)
+{
+  if (!boxroot__load(&orphans_present, SEQ_CST)) return;
+  pthread_mutex_lock(&domains_lock);
+  for (int cls = CLASS_YOUNG; cls <= CLASS_OLD; cls++) {
+    pool *head = cls == CLASS_YOUNG ? orphan_young : orphan_old, *p = head;
+    if (head == NULL) continue;
+    do { visit(p, data); p = p->next; } while (p != head);
+  }
+  pthread_mutex_unlock(&domains_lock);
+}
+
 /* Adds ring `head`'s pools, slots in use and creations to the sums. */
 static void sum_ring(pool *head, long *pools, long *roots, long *creations)
 {

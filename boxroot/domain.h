@@ -149,6 +149,10 @@ static inline pool **domain_ring(struct boxroot_domain *d, int cls)
    (above). */
 void boxroot__domain_counts(struct boxroot_domain *d, long pools[3], long *roots,
                             long *creations);
+/* Calls `visit` on every orphan pool, under the orphans' lock: the scan
+   of a domain that cannot adopt them (scan.c). Stop-the-world only. */
+void boxroot__domain_visit_orphans(void (*visit)(pool *p, void *data), void *data);
+
 /* Sums over the orphan rings, under their lock. */
 void boxroot__domain_orphan_counts(long *pools, long *roots, long *creations);
 /* Creations counted by pools since given back to the chunk allocator. */

@@ -424,6 +424,15 @@ void boxroot__marking_leave(pool *p, int id)
   if (boxroot__directory_remove(boxroot__directory(id), p)) stale_marker_load(id, p);
 }
 
+void boxroot__marking_orphan_darkened(pool *p)
+{
+  if (!boxroot__compat_marks_pools_as_blocks()) return;
+  /* M1: in no directory, so no marker reads this header. Marked, as
+     blocks allocated now are: an adoption in this cycle needs not darken
+     the values again, one in the next cycle finds it UNMARKED. */
+  p->block_header = boxroot__compat_allocation_header((uintptr_t)(p->fresh - p->slots));
+}
+
 size_t boxroot__marking_unlisted(int id) { return boxroot__directory(id)->unlisted; }
 
 int boxroot__marking_list_again(pool *p, int id)

@@ -19,6 +19,10 @@
 void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int holds_values);
 void boxroot__marking_leave(pool *p, int id);
 
+/* An orphan that nobody adopted at a cycle start had its values darkened
+   slot by slot there (scan.c): its header says so (M1). */
+void boxroot__marking_orphan_darkened(pool *p);
+
 /* `p`'s slots handed out grew (pool.c): its block's size follows (M1).
    Its owner, lock held. */
 void boxroot__marking_resize(pool *p);

@@ -226,6 +226,28 @@ static void scan_darken(struct boxroot_domain *d, boxroot__scanner sc,
   d->stats.major_scans++;
 }
 
+/* Orphans that this domain cannot adopt (out of memory, or terminated)
+   are still roots: each scan of a domain that does not adopt them scans
+   them, as the adopter would, slot by slot. Normally another domain
+   adopts them in the same section; when none can, they are darkened at
+   every cycle start (M1: see boxroot__marking_orphan_darkened), their
+   young values promoted and their values updated by compaction. */
+struct orphan_scan { boxroot__scanner sc; int minor, darkening; long scanned; };
+static void scan_orphan(pool *p, void *data)
+{
+  struct orphan_scan *o = data;
+  if (o->minor) {
+    if (pool_class(p) == CLASS_YOUNG) o->scanned += scan_pool_young(p, o->sc);
+  } else if (o->darkening) {
+#ifndef BOXROOT_TESTING_ORPHANS_UNSCANNED /* a broken build for tests */
+    o->scanned += scan_pool_all_with(p, o->sc, 1);
+#endif
+    boxroot__marking_orphan_darkened(p);
+  } else {
+    o->scanned += scan_pool(p, o->sc, SCAN_ALL);
+  }
+}
+
 void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, boxroot__domain_state *domain_state)
 {
   if (boxroot_status() != BOXROOT_RUNNING) return;
@@ -240,8 +262,12 @@ void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, boxroot__domai
   boxroot__remote_flush(id);
   struct boxroot_domain *d = boxroot__domain_get(id);
   /* Out of memory: it cannot own any pool. Terminated: it owns none,
-     and must not adopt. */
-  if (d == NULL) return;
+     and must not adopt. Either way, it scans the orphans. */
+  if (d == NULL) {
+    struct orphan_scan o = { sc, minor, darkening, 0 };
+    boxroot__domain_visit_orphans(scan_orphan, &o);
+    return;
+  }
   boxroot__domain_adopt_orphans(d, domain_state);
   if (minor) {
     struct aging a = { d, domain_state };

@@ -1,6 +1,6 @@
-(* Two rules of marking.c that test_hazard does not reach on its own,
-   each failed by a deliberately broken build (test/broken/join_colour,
-   test/broken/aging):
+(* Rules of marking.c that test_hazard does not reach on its own,
+   each failed by a deliberately broken build (test/broken/: join_colour,
+   aging, unlisted_stamps, wrap, orphans_unscanned):
 
    - M1, colour: a pool that joins its domain's directory after the
      marker read it must be MARKED, so that it is UNMARKED, hence marked,
@@ -35,8 +35,11 @@
      retires its old block, which the marker may still read; once the
      cycle is over, the next scan frees it.
 
+   - M1, orphans that no domain can adopt (orphans_unadopted, below).
+
    BOXROOT_RULES ("relist join age retired" by default; "wrap" runs
-   alone: it moves the cycle count) selects the scenarios;
+   alone: it moves the cycle count; so does "orphans": the main domain
+   must never have had a state) selects the scenarios;
    BOXROOT_HAZARD_EXPECT_LOSS=1 expects losses instead (broken builds,
    OCaml 5; up to three rounds, as in test_hazard). relist needs a fresh
    process: its directory must not have grown before. *)
@@ -195,6 +198,37 @@ let retired r =
   Array.iter delete more;
   left
 
+(* M1, orphans that no domain can adopt: a worker's roots, orphaned when
+   it terminates while no other domain can get a state of its own (out of
+   memory: an injected failure), are no domain's roots. The domains that
+   cannot adopt them darken them at each cycle start (scan.c), until one
+   can. Here the main domain never has a state: its values would be
+   collected in the cycles it cannot adopt in (test/broken/orphans_unscanned
+   loses them). Needs a fresh process: the main domain must not have had
+   a state before. *)
+let orphans_unadopted _ =
+  let n = 20_000 in
+  (* The worker's state only. *)
+  fail_domain_states_after 1;
+  let roots, weak = Domain.join (Domain.spawn (fun () ->
+      let roots = Array.init n (fun i -> create (ref i)) in
+      let weak = Weak.create n in
+      Array.iteri (fun i root -> Weak.set weak i (Some (get root))) roots;
+      roots, weak)) in
+  for _ = 1 to 3 do Gc.full_major () done;
+  let lost = count_lost roots weak in
+  fail_domain_states_after (-1);
+  (* The next scan adopts them. *)
+  Gc.full_major ();
+  let wrong = ref 0 in
+  Array.iteri (fun i root ->
+      if Weak.get weak i <> None && !(Obj.obj (get root) : int ref) <> i then incr wrong)
+    roots;
+  check (!wrong = 0) "orphans: %d values changed" !wrong;
+  check (check_invariants ()) "orphans: invariants";
+  Array.iter delete roots;
+  lost
+
 let run ?(rounds = 3) name f =
   if List.mem name scenarios then begin
     let r = ref 0 and lost = ref 0 in
@@ -220,7 +254,8 @@ let () =
        the cycle count for good. *)
     run ~rounds:1 "relist" relist;
     run ~rounds:1 "wrap" wrap;
-    run ~rounds:1 "retired" retired
+    run ~rounds:1 "retired" retired;
+    run ~rounds:1 "orphans" orphans_unadopted
   end;
   run "join" join_colour;
   run "age" stamp_age;
