@@ -29,7 +29,7 @@
    the other, with a name that says what to do:
    - code compiled without BOXROOT_DEBUG inlines the unchecked fast paths,
      whose symbols only the release library (`boxroot`) defines, as
-     `..._layout4_pool14__compiled_without_BOXROOT_DEBUG__link_boxroot_not_boxroot_debug`
+     `..._layout5_pool14__compiled_without_BOXROOT_DEBUG__link_boxroot_not_boxroot_debug`
      (the debug library names its own copies otherwise, BOXROOT__BUILD);
    - code compiled with BOXROOT_DEBUG calls the checked entry points,
      which only `boxroot.debug` defines, as
