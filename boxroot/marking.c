@@ -433,6 +433,20 @@ void boxroot__marking_orphan_darkened(pool *p)
   p->block_header = boxroot__compat_allocation_header((uintptr_t)(p->fresh - p->slots));
 }
 
+void boxroot__marking_orphan_unadopted(pool *p, boxroot__domain_state *state)
+{
+  if (!boxroot__compat_marks_pools_as_blocks() || !boxroot__compat_marking_in_progress()
+      || boxroot__compat_header_is_marked(p->block_header)) return;
+  /* It left a directory that its marker had not reached: no marker will
+     (M1). */
+#ifndef BOXROOT_TESTING_ORPHANS_UNREACHED_UNDARKENED /* a broken build for tests */
+  darken_values(p, state);
+#else
+  (void)state;
+#endif
+  boxroot__marking_orphan_darkened(p);
+}
+
 size_t boxroot__marking_unlisted(int id) { return boxroot__directory(id)->unlisted; }
 
 int boxroot__marking_list_again(pool *p, int id)

@@ -230,14 +230,23 @@ static void scan_darken(struct boxroot_domain *d, boxroot__scanner sc,
    are still roots: each scan of a domain that does not adopt them scans
    them, as the adopter would, slot by slot. Normally another domain
    adopts them in the same section; when none can, they are darkened at
-   every cycle start (M1: see boxroot__marking_orphan_darkened), their
-   young values promoted and their values updated by compaction. */
-struct orphan_scan { boxroot__scanner sc; int minor, darkening; long scanned; };
+   every cycle start (M1: see boxroot__marking_orphan_darkened) and, if
+   orphaned during marking before a marker reached them, at the next
+   minor scan; their young values are promoted and their values updated
+   by compaction. */
+struct orphan_scan {
+  boxroot__scanner sc;
+  int minor, darkening;
+  boxroot__domain_state *state;
+  long scanned;
+};
 static void scan_orphan(pool *p, void *data)
 {
   struct orphan_scan *o = data;
   if (o->minor) {
     if (pool_class(p) == CLASS_YOUNG) o->scanned += scan_pool_young(p, o->sc);
+    /* Orphaned during marking, before its marker reached it. */
+    if (o->state != NULL) boxroot__marking_orphan_unadopted(p, o->state);
   } else if (o->darkening) {
 #ifndef BOXROOT_TESTING_ORPHANS_UNSCANNED /* a broken build for tests */
     o->scanned += scan_pool_all_with(p, o->sc, 1);
@@ -264,7 +273,7 @@ void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, boxroot__domai
   /* Out of memory: it cannot own any pool. Terminated: it owns none,
      and must not adopt. Either way, it scans the orphans. */
   if (d == NULL) {
-    struct orphan_scan o = { sc, minor, darkening, 0 };
+    struct orphan_scan o = { sc, minor, darkening, domain_state, 0 };
     boxroot__domain_visit_orphans(scan_orphan, &o);
     return;
   }

@@ -38,8 +38,8 @@
    - M1, orphans that no domain can adopt (orphans_unadopted, below).
 
    BOXROOT_RULES ("relist join age retired" by default; "wrap" runs
-   alone: it moves the cycle count; so does "orphans": the main domain
-   must never have had a state) selects the scenarios;
+   alone: it moves the cycle count; so do "orphans" and "orphans_marking":
+   the main domain must never have had a state) selects the scenarios;
    BOXROOT_HAZARD_EXPECT_LOSS=1 expects losses instead (broken builds,
    OCaml 5; up to three rounds, as in test_hazard). relist needs a fresh
    process: its directory must not have grown before. *)
@@ -204,9 +204,10 @@ let retired r =
    cannot adopt them darken them at each cycle start (scan.c), until one
    can. Here the main domain never has a state: its values would be
    collected in the cycles it cannot adopt in (test/broken/orphans_unscanned
-   loses them). Needs a fresh process: the main domain must not have had
-   a state before. *)
-let orphans_unadopted _ =
+   loses them). orphans_marking: the worker terminates during marking,
+   before its marker reached its pools. Each needs a fresh process: the
+   main domain must not have had a state before. *)
+let orphans_unadopted ~during_marking _ =
   let n = 20_000 in
   (* The worker's state only. *)
   fail_domain_states_after 1;
@@ -214,6 +215,22 @@ let orphans_unadopted _ =
       let roots = Array.init n (fun i -> create (ref i)) in
       let weak = Weak.create n in
       Array.iteri (fun i root -> Weak.set weak i (Some (get root))) roots;
+      if during_marking then begin
+        (* The worker terminates once marking started, before its marker
+           reached its pools: they leave its directory unreached, and
+           the next minor scan of the main domain must darken them. *)
+        (* A ballast that the worker's marker reaches before the pools
+           (a finaliser's root: darkened after boxroot's). On OCaml 5.5
+           the mark phase starts at a minor collection, here with no
+           major slice after it (drive_into_marking's slices would let
+           the marker reach the pools); earlier versions start marking as
+           they start the cycle. *)
+        let ballast = install_ballast ~control:true in
+        Gc.full_major ();
+        if not (marking_started ()) then (request_marking (); Gc.minor ());
+        check (marking_started ()) "orphans: the runtime never started marking";
+        ignore (Sys.opaque_identity ballast)
+      end;
       roots, weak)) in
   for _ = 1 to 3 do Gc.full_major () done;
   let lost = count_lost roots weak in
@@ -255,7 +272,8 @@ let () =
     run ~rounds:1 "relist" relist;
     run ~rounds:1 "wrap" wrap;
     run ~rounds:1 "retired" retired;
-    run ~rounds:1 "orphans" orphans_unadopted
+    run ~rounds:1 "orphans" (orphans_unadopted ~during_marking:false);
+    run ~rounds:1 "orphans_marking" (orphans_unadopted ~during_marking:true)
   end;
   run "join" join_colour;
   run "age" stamp_age;
