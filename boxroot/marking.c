@@ -54,7 +54,13 @@
       darkened as it joins while marking is in progress; so has one that
       cannot be listed, even if reached: the marker that reached it may
       not have read its slots yet, and no barrier covers an unlisted pool
-      (M3). Nothing else
+      (M3). Orphans that no domain can adopt (every domain's state
+      failed to allocate) are scanned by the domains that do not adopt
+      them (scan.c): darkened slot by slot at each cycle start, their
+      header given the allocation colour (MARKED: an adoption in that
+      cycle needs not darken them again, one in the next finds them
+      UNMARKED), and, if they left a directory during marking before
+      its marker reached them, darkened at the next minor scan. Nothing else
       reads this header: no OCaml value points into a pool (the debug
       build rejects such values), the sweeper walks only the runtime's
       own pools, and compaction and heap verification reach our slots
