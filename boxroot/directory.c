@@ -94,10 +94,16 @@ int boxroot__directory_list_again(struct boxroot__directory *dir, pool *p)
   return 1;
 }
 
+/* Whether retired block k lists `p` at field i. */
+static int retired_lists(struct boxroot__directory *dir, int k, pool *p, size_t i)
+{
+  return i <= dir->retired_used[k] && dir->retired[k][i] == (uintptr_t)p->slots;
+}
+
 static int listed_in_retired(struct boxroot__directory *dir, pool *p, size_t i)
 {
   for (int k = 0; k < dir->retired_count; k++)
-    if (i <= dir->retired_used[k] && dir->retired[k][i] == (uintptr_t)p->slots) return 1;
+    if (retired_lists(dir, k, p, i)) return 1;
   return 0;
 }
 
@@ -113,8 +119,7 @@ int boxroot__directory_remove(struct boxroot__directory *dir, pool *p)
   dir->block[i] = hole;
 #ifndef BOXROOT_TESTING_RETIRED_KEEP_POOLS /* a broken build for tests */
   for (int k = 0; k < dir->retired_count; k++)
-    if (i <= dir->retired_used[k] && dir->retired[k][i] == (uintptr_t)p->slots)
-      dir->retired[k][i] = hole;
+    if (retired_lists(dir, k, p, i)) dir->retired[k][i] = hole;
 #endif
   dir->holes = i;
   dir->listed--;

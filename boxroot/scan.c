@@ -22,7 +22,8 @@
    its count of allocated slots has been seen.
    Every scan first adopts orphan pools (except on a terminated domain,
    which takes part in its last collections but must not take pools with
-   it: domain.h); minor scans then move the aging hand of marking.c, and
+   it: domain.h, and on one whose state could not be allocated: both
+   scan the orphans instead, scan_orphan); minor scans then move the aging hand of marking.c, and
    they and the slot-by-slot scans reset the current pool, so that a
    domain that creates no root between two collections scans nothing at
    the next minor collection. Then each ring is read in one pass
@@ -238,22 +239,21 @@ struct orphan_scan {
   boxroot__scanner sc;
   int minor, darkening;
   boxroot__domain_state *state;
-  long scanned;
 };
 static void scan_orphan(pool *p, void *data)
 {
   struct orphan_scan *o = data;
   if (o->minor) {
-    if (pool_class(p) == CLASS_YOUNG) o->scanned += scan_pool_young(p, o->sc);
+    if (pool_class(p) == CLASS_YOUNG) scan_pool_young(p, o->sc);
     /* Orphaned during marking, before its marker reached it. */
     if (o->state != NULL) boxroot__marking_orphan_unadopted(p, o->state);
   } else if (o->darkening) {
 #ifndef BOXROOT_TESTING_ORPHANS_UNSCANNED /* a broken build for tests */
-    o->scanned += scan_pool_all_with(p, o->sc, 1);
+    scan_pool_all_with(p, o->sc, 1);
 #endif
     boxroot__marking_orphan_darkened(p);
   } else {
-    o->scanned += scan_pool(p, o->sc, SCAN_ALL);
+    scan_pool(p, o->sc, SCAN_ALL);
   }
 }
 
@@ -273,7 +273,7 @@ void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, boxroot__domai
   /* Out of memory: it cannot own any pool. Terminated: it owns none,
      and must not adopt. Either way, it scans the orphans. */
   if (d == NULL) {
-    struct orphan_scan o = { sc, minor, darkening, domain_state, 0 };
+    struct orphan_scan o = { sc, minor, darkening, domain_state };
     boxroot__domain_visit_orphans(scan_orphan, &o);
     return;
   }
