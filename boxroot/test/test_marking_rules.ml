@@ -211,7 +211,7 @@ let orphans_unadopted ~during_marking _ =
   let n = 20_000 in
   (* The worker's state only. *)
   fail_domain_states_after 1;
-  let roots, weak = Domain.join (Domain.spawn (fun () ->
+  let roots, weak = Par.join (Par.spawn (fun () ->
       let roots = Array.init n (fun i -> create (ref i)) in
       let weak = Weak.create n in
       Array.iteri (fun i root -> Weak.set weak i (Some (get root))) roots;
