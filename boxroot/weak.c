@@ -119,11 +119,7 @@
    domain.h); the other domains adopt them at their next scan hook, and
    clear them in this cycle's W3 if it is not over (adopting resets the
    adopter's record of W3). The section that ends a cycle scans every
-   domain, so orphans never wait past it. A domain that cannot adopt
-   them (its weak state failed to allocate, or it terminated) scans them
-   as their owner would: clears them in CLEANING's minor scans (W3),
-   promotes their young values (W2), applies compaction's scan
-   (weak_clearing.c).
+   domain, so orphans never wait past it.
 
    Cost: create and delete are the strong fast paths on other pools;
    get is one load, a test of the flag and a test of the value (W4);
