@@ -21,8 +21,6 @@ void boxroot__testing_fail_pool_allocations_after(long n);
    negative `n` (the default): such a domain owns no pool, and its hooks
    return early. */
 void boxroot__testing_fail_domain_states_after(long n);
-/* The same for the domains' weak states (weak_domain.c). */
-void boxroot__testing_fail_weak_states_after(long n);
 
 /* After `n` more successful growths of a directory (directory.c), every
    growth fails as if out of memory, until called again with a negative

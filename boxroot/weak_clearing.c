@@ -103,36 +103,24 @@ void boxroot__weak_major_end(void)
 
 /* ---- scanning ---- */
 
-/* Every value of `p` (compaction, heap verification). */
-static void apply_pool(pool *p, boxroot__scanner sc)
-{
-  int remaining = pool_alloc_count(p);
-  for (void **s = p->slots, **end = p->fresh; remaining > 0 && s < end; s++) {
-    value v = (value)*s;
-    if (pool_slot_is_free(p, (void *)v)) continue;
-    remaining--;
-    if (Is_block(v) && v != EMPTY) BOXROOT__APPLY(sc, v, s);
-  }
-}
-
-/* Every value of every pool of a ring. */
+/* Every value of every pool (compaction, heap verification). */
 static void apply_all(pool *head, boxroot__scanner sc)
 {
   if (head == NULL) return;
   pool *p = head;
-  do { apply_pool(p, sc); p = p->next; } while (p != head);
+  do {
+    int remaining = pool_alloc_count(p);
+    for (void **s = p->slots, **end = p->fresh; remaining > 0 && s < end; s++) {
+      value v = (value)*s;
+      if (pool_slot_is_free(p, (void *)v)) continue;
+      remaining--;
+      if (Is_block(v) && v != EMPTY) BOXROOT__APPLY(sc, v, s);
+    }
+    p = p->next;
+  } while (p != head);
 }
 
 /* W2: promotes the young values of the young pools, which become old. */
-/* W2: hands every young value of `p` to the promotion. */
-static void promote_young(pool *p, boxroot__scanner sc)
-{
-  for (void **s = p->slots, **end = p->fresh; s < end; s++) {
-    value v = (value)*s;
-    if (boxroot__compat_is_young(v)) BOXROOT__APPLY(sc, v, s);
-  }
-}
-
 static void scan_minor(struct weak_domain *wd, int id, boxroot__scanner sc)
 {
   if (boxroot__load(&wd->delayed_flag, SEQ_CST) && boxroot__exchange(&wd->delayed_flag, 0, SEQ_CST)) {
@@ -146,27 +134,11 @@ static void scan_minor(struct weak_domain *wd, int id, boxroot__scanner sc)
   for (pool *p = weak_detach(wd, WEAK_YOUNG), *after; p != NULL; p = after) {
     after = p->next;
     weak_collect(wd, p);
-    promote_young(p, sc);
+    for (void **s = p->slots, **end = p->fresh; s < end; s++) {
+      value v = (value)*s;
+      if (boxroot__compat_is_young(v)) BOXROOT__APPLY(sc, v, s);
+    }
     weak_place_old(wd, p);
-  }
-}
-
-/* Weak orphans that no domain can adopt (every domain's weak state
-   failed to allocate) are scanned by each domain that does not adopt
-   them, as their owner would: cleared in CLEANING's minor scans (W3,
-   before the promotion, as below), their young values promoted (W2), and
-   their values updated by compaction. */
-struct orphan_scan { boxroot__scanner sc; int minor, darken; };
-static void scan_orphan(pool *p, void *data)
-{
-  struct orphan_scan *o = data;
-  if (o->minor) {
-#ifndef BOXROOT_TESTING_WEAK_ORPHANS_UNSCANNED /* a broken build for tests */
-    if (boxroot__compat_weak_phase() == BOXROOT__WEAK_CLEANING) clear_pool(p);
-    if (pool_class(p) == WEAK_YOUNG) promote_young(p, o->sc);
-#endif
-  } else if (!o->darken) {
-    apply_pool(p, o->sc);
   }
 }
 
@@ -185,15 +157,7 @@ void boxroot__weak_scan(int id, boxroot__scanner sc, int minor)
     boxroot__store(&boxroot__weak_barrier, 1, RELAXED);
   }
   struct weak_domain *wd = boxroot__weak_domain_adopting(id);
-  if (wd == NULL) {
-    /* Out of memory, or terminated: it adopts no orphan, but scans them
-       as their owner would. */
-    struct orphan_scan o = { sc, minor, darken };
-    boxroot__weak_visit_orphans(scan_orphan, &o);
-    if (minor && boxroot__compat_weak_phase() == BOXROOT__WEAK_CLEANING)
-      boxroot__store(&boxroot__weak_barrier, 0, RELAXED);
-    return;
-  }
+  if (wd == NULL) return;
   if (minor) {
     if (boxroot__compat_weak_phase() == BOXROOT__WEAK_CLEANING) {
       /* The fallback of W3, stop-the-world: every domain runs this

@@ -8,7 +8,6 @@
 #include "chunk.h"
 #include "ticks.h"
 #include "weak_domain.h"
-#include "window.h"
 
 _Static_assert(BOXROOT__CLASS_WEAK_YOUNG > CLASS_NONE && BOXROOT__CLASS_WEAK_OLD > CLASS_NONE,
                "weak pool classes are distinct from the strong ones (pool.h)");
@@ -41,20 +40,6 @@ static long ring_fold(pool *head, long (*f)(pool *))
 
 /* ---- domains ---- */
 
-#if BOXROOT__TEST_HOOKS
-static long weak_states_allowed = -1; /* testing.h; atomic */
-void boxroot__testing_fail_weak_states_after(long n)
-{
-  boxroot__store(&weak_states_allowed, n, SEQ_CST);
-}
-static int weak_state_allocation_fails(void)
-{
-  return boxroot__injected_failure(&weak_states_allowed);
-}
-#else
-static int weak_state_allocation_fails(void) { return 0; }
-#endif
-
 struct weak_domain *boxroot__weak_domain_get(int id)
 {
   struct weak_domain *wd = boxroot__weak_domains[id];
@@ -62,7 +47,7 @@ struct weak_domain *boxroot__weak_domain_get(int id)
   void const *key = boxroot__compat_domain_key();
   if (boxroot__compat_key_domain(key) != id) key = BOXROOT__NO_OWNER_KEY;
   if (wd == NULL) {
-    wd = weak_state_allocation_fails() ? NULL : aligned_alloc(CACHE_LINE, sizeof *wd);
+    wd = aligned_alloc(CACHE_LINE, sizeof *wd);
     if (wd == NULL) return NULL;
     *wd = (struct weak_domain){ .key = key, .incarnation = incarnation };
     boxroot__store(&boxroot__weak_domains[id], wd, RELEASE); /* read by deleters */
@@ -101,18 +86,6 @@ struct weak_domain *boxroot__weak_domain_adopting(int id)
   if (wd == NULL || wd->terminated) return NULL;
   adopt_orphans(wd, id);
   return wd;
-}
-
-void boxroot__weak_visit_orphans(void (*visit)(pool *p, void *data), void *data)
-{
-  if (!boxroot__load(&orphans_present, SEQ_CST)) return;
-  pthread_mutex_lock(&orphans_lock);
-  for (int cls = WEAK_YOUNG; cls <= WEAK_OLD; cls++) {
-    pool *head = cls == WEAK_YOUNG ? orphan_young : orphan_old, *p = head;
-    if (head == NULL) continue;
-    do { visit(p, data); p = p->next; } while (p != head);
-  }
-  pthread_mutex_unlock(&orphans_lock);
 }
 
 void boxroot__weak_pool_retire(pool *p, int decommit)

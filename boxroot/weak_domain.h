@@ -37,10 +37,6 @@ struct weak_domain *boxroot__weak_domain_get(int id);
    is not over); NULL if it has none, or terminated. */
 struct weak_domain *boxroot__weak_domain_adopting(int id);
 
-/* Calls `visit` on every weak orphan, under the orphans' lock: the scan
-   of a domain that cannot adopt them (weak_clearing.c). */
-void boxroot__weak_visit_orphans(void (*visit)(pool *p, void *data), void *data);
-
 /* `p`, emptied by the clearing, goes back to the chunk allocator
    (`decommit`: whether its memory may be decommitted, marking.c, M2). */
 void boxroot__weak_pool_retire(pool *p, int decommit);

@@ -30,13 +30,6 @@ external create_foreign_thread : int -> int = "test_create_foreign_thread"
 external fail_directory_growth_after : int -> unit = "test_fail_directory_growth_after"
 external cycle_offset : int -> unit = "test_cycle_offset"
 external fail_domain_states_after : int -> unit = "test_fail_domain_states_after"
-external fail_weak_states_after : int -> unit = "test_fail_weak_states_after"
-type weak_root = int
-external weak_root_create : 'a -> weak_root = "test_weak_create"
-external weak_root_get : weak_root -> Obj.t option = "test_weak_get"
-external weak_root_delete : weak_root -> unit = "test_weak_delete"
-(* 0: cleared; 1: holds exactly the value given; 2: anything else. *)
-external weak_root_peek : weak_root -> 'a -> int = "test_weak_peek"
 external retired_directory_blocks : unit -> int = "test_retired_directory_blocks"
 external stale_marker : bool -> unit = "test_stale_marker"
 external domain_id : unit -> int = "test_domain_id"

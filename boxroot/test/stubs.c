@@ -272,44 +272,6 @@ value test_fail_domain_states_after(value n)
   boxroot__testing_fail_domain_states_after(Long_val(n));
   return Val_unit;
 }
-value test_fail_weak_states_after(value n)
-{
-  boxroot__testing_fail_weak_states_after(Long_val(n));
-  return Val_unit;
-}
 #else
 value test_fail_domain_states_after(value n) { return not_a_test_build(n); }
-value test_fail_weak_states_after(value n) { return not_a_test_build(n); }
 #endif
-
-/* Weak roots, for tests that watch them across domains; an int stands
-   for the root. */
-value test_weak_create(value v)
-{
-  boxroot_weak w = boxroot_weak_create(v);
-  if (w == NULL) raise_error("boxroot_weak_create");
-  return Val_long((intnat)w >> 1);
-}
-static boxroot_weak to_weak(value w) { return (boxroot_weak)(Long_val(w) << 1); }
-value test_weak_get(value w)
-{
-  CAMLparam1(w);
-  CAMLlocal2(v, some);
-  if (!boxroot_weak_get(to_weak(w), &v)) CAMLreturn(Val_none);
-  some = caml_alloc_small(1, 0);
-  Field(some, 0) = v;
-  CAMLreturn(some);
-}
-/* What the slot of `w` holds, compared without reading through it (a
-   value that was not moved may point to freed memory): 0 the cleared
-   mark, 1 exactly `v`, 2 anything else. */
-value test_weak_peek(value w, value v)
-{
-  value held = *(value *)to_weak(w);
-  return Val_int(held == BOXROOT__WEAK_EMPTY ? 0 : held == v ? 1 : 2);
-}
-value test_weak_delete(value w)
-{
-  boxroot_weak_delete(to_weak(w));
-  return Val_unit;
-}

@@ -246,44 +246,6 @@ let orphans_unadopted ~during_marking _ =
   Array.iter delete roots;
   lost
 
-(* W2, W3, weak roots' orphans that no domain can adopt: a worker makes
-   weak roots to young values that this domain's array keeps alive, then
-   terminates while no domain can get a weak state (an injected failure).
-   The domains that cannot adopt the orphans scan them: the worker's last
-   minor collection promotes the values (a root still pointing into its
-   minor heap would point to freed memory), compaction moves them, and
-   once the array lets them go, a cycle clears them (W3). Counts the
-   roots that hold or read wrong (test/broken/weak_orphans_unscanned
-   leaves them unmoved). Needs a fresh process, as orphans does. *)
-let weak_orphans_unadopted _ =
-  let n = 20_000 in
-  fail_weak_states_after 1; (* the worker's *)
-  let kept = Array.make n (ref 0) in
-  let wroots = Par.join (Par.spawn (fun () ->
-      Array.init n (fun i -> let v = ref i in kept.(i) <- v; weak_root_create v))) in
-  (* Slots compared, not read through: in a broken build they may point
-     to freed memory. *)
-  let wrong () =
-    let k = ref 0 in
-    Array.iteri (fun i w -> if weak_root_peek w kept.(i) <> 1 then incr k) wroots;
-    !k in
-  let after_promotion = wrong () in
-  (* Roots that were not moved point to freed memory: nothing more can
-     touch them (a compaction would crash on them). *)
-  if after_promotion > 0 then after_promotion else begin
-    Gc.compact ();
-    let after_compaction = wrong () in
-    Array.fill kept 0 n (ref 0);
-    for _ = 1 to 2 do Gc.full_major () done;
-    let not_cleared = Array.fold_left (fun k w ->
-        if weak_root_peek w 0 = 0 then k else k + 1) 0 wroots in
-    let wrong_reads = Array.fold_left (fun k w ->
-        if weak_root_get w = None then k else k + 1) 0 wroots in
-    fail_weak_states_after (-1);
-    Array.iter weak_root_delete wroots;
-    after_compaction + not_cleared + wrong_reads
-  end
-
 let run ?(rounds = 3) name f =
   if List.mem name scenarios then begin
     let r = ref 0 and lost = ref 0 in
@@ -311,8 +273,7 @@ let () =
     run ~rounds:1 "wrap" wrap;
     run ~rounds:1 "retired" retired;
     run ~rounds:1 "orphans" (orphans_unadopted ~during_marking:false);
-    run ~rounds:1 "orphans_marking" (orphans_unadopted ~during_marking:true);
-    run ~rounds:1 "weak_orphans" weak_orphans_unadopted
+    run ~rounds:1 "orphans_marking" (orphans_unadopted ~during_marking:true)
   end;
   run "join" join_colour;
   run "age" stamp_age;
