@@ -60,7 +60,9 @@
       header given the allocation colour (MARKED: an adoption in that
       cycle needs not darken them again, one in the next finds them
       UNMARKED), and, if they left a directory during marking before
-      its marker reached them, darkened at the next minor scan. Nothing else
+      its marker reached them, darkened at the next minor scan (not
+      their young values, which only an adopter promotes: see scan.c).
+      Nothing else
       reads this header: no OCaml value points into a pool (the debug
       build rejects such values), the sweeper walks only the runtime's
       own pools, and compaction and heap verification reach our slots

@@ -22,10 +22,9 @@ void boxroot__marking_leave(pool *p, int id);
 /* An orphan that nobody adopted at a cycle start had its values darkened
    slot by slot there (scan.c): its header says so (M1). */
 void boxroot__marking_orphan_darkened(pool *p);
-/* An orphan that nobody adopts, at a scan of domain_state's that is not
-   a cycle start (scan.c), after its young values were promoted: while
-   marking is in progress, if no marker reached it, its values are
-   darkened, as an adoption would (M1). */
+/* An orphan that nobody adopts, at a minor scan of domain_state's
+   (scan.c): while marking is in progress, if no marker reached it, its
+   old values are darkened, as an adoption would (M1). */
 void boxroot__marking_orphan_unadopted(pool *p, boxroot__domain_state *domain_state);
 
 /* `p`'s slots handed out grew (pool.c): its block's size follows (M1).

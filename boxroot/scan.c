@@ -233,8 +233,8 @@ static void scan_darken(struct boxroot_domain *d, boxroot__scanner sc,
    adopts them in the same section; when none can, they are darkened at
    every cycle start (M1: see boxroot__marking_orphan_darkened) and, if
    orphaned during marking before a marker reached them, at the next
-   minor scan; their young values are promoted and their values updated
-   by compaction. */
+   minor scan; compaction updates their values. Their young values are
+   promoted only by an adopter (see scan_orphan). */
 struct orphan_scan {
   boxroot__scanner sc;
   int minor, darkening;
@@ -244,8 +244,10 @@ static void scan_orphan(pool *p, void *data)
 {
   struct orphan_scan *o = data;
   if (o->minor) {
-    if (pool_class(p) == CLASS_YOUNG) scan_pool_young(p, o->sc);
-    /* Orphaned during marking, before its marker reached it. */
+    /* Orphaned during marking, before its marker reached it: its old
+       values. Its young ones are not promoted here: a domain that adopts
+       it in the same collection could read a value promoted here before
+       its fields are copied (an infix header), after this scan returns. */
     if (o->state != NULL) boxroot__marking_orphan_unadopted(p, o->state);
   } else if (o->darkening) {
 #ifndef BOXROOT_TESTING_ORPHANS_UNSCANNED /* a broken build for tests */

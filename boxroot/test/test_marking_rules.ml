@@ -215,6 +215,8 @@ let orphans_unadopted ~during_marking _ =
       let roots = Array.init n (fun i -> create (ref i)) in
       let weak = Weak.create n in
       Array.iteri (fun i root -> Weak.set weak i (Some (get root))) roots;
+      (* Old values: only an adopter promotes an orphan's young ones. *)
+      Gc.minor ();
       if during_marking then begin
         (* The worker terminates once marking started, before its marker
            reached its pools: they leave its directory unreached, and
