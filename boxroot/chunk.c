@@ -187,6 +187,16 @@ static char *map_aligned(size_t size, size_t align)
   return aligned;
 }
 
+/* Gives back a chunk's memory (its side tables in the debug build). */
+static void unmap_chunk(struct chunk *c)
+{
+#if BOXROOT__IN_DEBUG_BUILD
+  if (c->side_tables != NULL) munmap(c->side_tables, SIDE_TABLES_SIZE);
+#endif
+  munmap(c->base, CHUNK_SIZE);
+  free(c);
+}
+
 static int new_chunk(void)
 {
   struct chunk *c = calloc(1, sizeof *c);
@@ -198,17 +208,13 @@ static int new_chunk(void)
   c->side_tables = mmap(NULL, SIDE_TABLES_SIZE, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (c->side_tables == MAP_FAILED) {
-    munmap(c->base, CHUNK_SIZE);
-    free(c);
+    c->side_tables = NULL;
+    unmap_chunk(c);
     return 0;
   }
 #endif
   if (!page_table_register(c)) {
-#if BOXROOT__IN_DEBUG_BUILD
-    munmap(c->side_tables, SIDE_TABLES_SIZE);
-#endif
-    munmap(c->base, CHUNK_SIZE);
-    free(c);
+    unmap_chunk(c);
     return 0;
   }
   c->next = chunks;
@@ -279,11 +285,7 @@ void boxroot__chunk_release_all(void)
     struct chunk *c = chunks;
     chunks = c->next;
     page_table_unregister(c);
-#if BOXROOT__IN_DEBUG_BUILD
-    munmap(c->side_tables, SIDE_TABLES_SIZE);
-#endif
-    munmap(c->base, CHUNK_SIZE);
-    free(c);
+    unmap_chunk(c);
   }
   chunk_count = huge_chunk_count = 0;
   bump = bump_end = NULL;
