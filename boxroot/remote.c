@@ -224,11 +224,6 @@ void boxroot__remote_terminate(int dom)
   terminated_incarnation[dom] = boxroot__compat_domain_unique_id() + 1;
 }
 
-int boxroot__remote_terminated(int dom, int incarnation)
-{
-  return terminated_incarnation[dom] == incarnation + 1;
-}
-
 /* R2. Out of line: R1 then needs no register saved. */
 static __attribute__((noinline))
 void start_run(struct boxroot__alloc_cursor *c, uintptr_t *word, uintptr_t bit)

@@ -32,9 +32,6 @@ void boxroot__remote_flush(int dom);
 /* Domain `dom` terminates (its terminated hook, lock held): publishes
    its run, and makes each of its later deletions publish at once. */
 void boxroot__remote_terminate(int dom);
-/* Whether incarnation `incarnation` (its unique_id) of domain `dom` ran
-   boxroot__remote_terminate. */
-int boxroot__remote_terminated(int dom, int incarnation);
 /* How many deletions the domain of cursor `c` gathered and has not
    published yet (statistics; racy unless its lock is held). */
 static inline long remote_unpublished(struct boxroot__alloc_cursor const *c)

@@ -16,16 +16,18 @@ extern "C" {
    negative `n` (the default, no injected failure). */
 void boxroot__testing_fail_pool_allocations_after(long n);
 
-/* After `n` more successful allocations of a domain's state (domain.c),
-   every one fails as if out of memory, until called again with a
-   negative `n` (the default): such a domain owns no pool, and its hooks
-   return early. */
-void boxroot__testing_fail_domain_states_after(long n);
-
 /* After `n` more successful growths of a directory (directory.c), every
    growth fails as if out of memory, until called again with a negative
    `n` (the default). */
 void boxroot__testing_fail_directory_growth_after(long n);
+
+/* With `on` non-zero, orphans (domain.h) are adopted only at scans that
+   neither are a minor collection's nor darken the roots (compaction,
+   heap verification), so that a test can have them join there
+   (marking.c, M1); 0 (the default) restores adoption at every scan.
+   Meanwhile nothing promotes or darkens their values: the test makes
+   them old and marked first. */
+void boxroot__testing_adopt_at_compaction_only(int on);
 
 /* With `defer` non-zero, weak roots are cleared only in the fallback of
    weak.c (W3), so that a test can read them in the window between the

@@ -225,6 +225,20 @@ value test_request_marking(value unit)
   return Val_unit;
 }
 
+/* Completes the current major cycle and the next cycle's start, which
+   compacts the heap (OCaml 5.2 and later: one cycle, where Gc.compact
+   runs three). Returns false where there is no such cycle. */
+value test_finish_cycle_compacting(value unit)
+{
+  (void)unit;
+#if BOXROOT_MULTICORE && OCAML_VERSION_MINOR >= 2
+  caml_finish_major_cycle(1);
+  return Val_true;
+#else
+  return Val_false;
+#endif
+}
+
 /* Test-build entry points (testing.h); they fail in other builds. */
 #if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
 value test_fail_directory_growth_after(value n)
@@ -247,6 +261,11 @@ value test_stale_marker(value on)
   boxroot__testing_stale_marker(Bool_val(on));
   return Val_unit;
 }
+value test_adopt_at_compaction_only(value on)
+{
+  boxroot__testing_adopt_at_compaction_only(Bool_val(on));
+  return Val_unit;
+}
 #else
 static value not_a_test_build(value v)
 {
@@ -257,6 +276,7 @@ value test_fail_directory_growth_after(value n) { return not_a_test_build(n); }
 value test_cycle_offset(value n) { return not_a_test_build(n); }
 value test_retired_directory_blocks(value unit) { return not_a_test_build(unit); }
 value test_stale_marker(value on) { return not_a_test_build(on); }
+value test_adopt_at_compaction_only(value on) { return not_a_test_build(on); }
 #endif
 
 /* The id of this thread's domain (0 on OCaml 4.14). */
@@ -266,12 +286,3 @@ value test_domain_id(value unit)
   return Val_int(boxroot__compat_locked_domain());
 }
 
-#if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
-value test_fail_domain_states_after(value n)
-{
-  boxroot__testing_fail_domain_states_after(Long_val(n));
-  return Val_unit;
-}
-#else
-value test_fail_domain_states_after(value n) { return not_a_test_build(n); }
-#endif
