@@ -29,6 +29,14 @@ external create_foreign_thread : int -> int = "test_create_foreign_thread"
 (* Test builds only (testing.h); they raise Failure otherwise. *)
 external fail_directory_growth_after : int -> unit = "test_fail_directory_growth_after"
 external cycle_offset : int -> unit = "test_cycle_offset"
+(* The library's allocations (testing.h): among the attempts at [sites]
+   (a mask: bit i is the site of enum boxroot__alloc_site with value
+   1 lsl i), [after] more succeed, then one fails, or every one if
+   [persistent]; [after] < 0: none. *)
+external fail_allocations : int -> int -> bool -> unit = "test_fail_allocations"
+external allocation_attempts : int -> int = "test_allocation_attempts"
+external allocation_failures : int -> int = "test_allocation_failures"
+external alloc_sites_all : unit -> int = "test_alloc_sites_all"
 external adopt_at_compaction_only : bool -> unit = "test_adopt_at_compaction_only"
 external retired_directory_blocks : unit -> int = "test_retired_directory_blocks"
 external stale_marker : bool -> unit = "test_stale_marker"

@@ -261,6 +261,21 @@ value test_stale_marker(value on)
   boxroot__testing_stale_marker(Bool_val(on));
   return Val_unit;
 }
+value test_fail_allocations(value sites, value after, value persistent)
+{
+  boxroot__testing_fail_allocations((unsigned)Long_val(sites), Long_val(after),
+                                    Bool_val(persistent));
+  return Val_unit;
+}
+value test_allocation_attempts(value sites)
+{
+  return Val_long(boxroot__testing_allocation_attempts((unsigned)Long_val(sites)));
+}
+value test_allocation_failures(value sites)
+{
+  return Val_long(boxroot__testing_allocation_failures((unsigned)Long_val(sites)));
+}
+value test_alloc_sites_all(value unit) { (void)unit; return Val_long(BOXROOT__ALLOC_ALL); }
 value test_adopt_at_compaction_only(value on)
 {
   boxroot__testing_adopt_at_compaction_only(Bool_val(on));
@@ -276,6 +291,14 @@ value test_fail_directory_growth_after(value n) { return not_a_test_build(n); }
 value test_cycle_offset(value n) { return not_a_test_build(n); }
 value test_retired_directory_blocks(value unit) { return not_a_test_build(unit); }
 value test_stale_marker(value on) { return not_a_test_build(on); }
+value test_fail_allocations(value sites, value after, value persistent)
+{
+  (void)after; (void)persistent;
+  return not_a_test_build(sites);
+}
+value test_allocation_attempts(value sites) { return not_a_test_build(sites); }
+value test_allocation_failures(value sites) { return not_a_test_build(sites); }
+value test_alloc_sites_all(value unit) { return not_a_test_build(unit); }
 value test_adopt_at_compaction_only(value on) { return not_a_test_build(on); }
 #endif
 
