@@ -35,39 +35,22 @@ static long sum(long const *counts, unsigned sites)
 long boxroot__testing_allocation_attempts(unsigned sites) { return sum(attempts, sites); }
 long boxroot__testing_allocation_failures(unsigned sites) { return sum(failures, sites); }
 
-void boxroot__testing_fail_pool_allocations_after(long n)
-{
-  boxroot__testing_fail_allocations(BOXROOT__ALLOC_POOL, n, 1);
-}
-
-void boxroot__testing_fail_directory_growth_after(long n)
-{
-  boxroot__testing_fail_allocations(BOXROOT__ALLOC_DIRECTORY, n, 1);
-}
-
-static int fails(unsigned site)
-{
-  if ((boxroot__load(&failing_sites, SEQ_CST) & site) == 0) return 0;
-  long n = boxroot__load(&failing_after, SEQ_CST);
-  while (n >= 0) {
-    if (n == 0) {
-      if (boxroot__load(&failing_persistent, SEQ_CST)) return 1;
-      /* Once: the first thread to take the 0 fails. */
-      if (boxroot__cas_weak(&failing_after, &n, -1, SEQ_CST)) return 1;
-    } else if (boxroot__cas_weak(&failing_after, &n, n - 1, SEQ_CST)) {
-      return 0;
-    }
-  }
-  return 0;
-}
-
 int boxroot__allocation_fails(unsigned site)
 {
   int i = __builtin_ctz(site);
   boxroot__fetch_add(&attempts[i], 1, SEQ_CST);
-  if (!fails(site)) return 0;
-  boxroot__fetch_add(&failures[i], 1, SEQ_CST);
-  return 1;
+  long n = boxroot__load(&failing_after, SEQ_CST);
+  while ((boxroot__load(&failing_sites, SEQ_CST) & site) != 0 && n >= 0) {
+    if (n > 0) {
+      if (boxroot__cas_weak(&failing_after, &n, n - 1, SEQ_CST)) return 0;
+    } else if (boxroot__load(&failing_persistent, SEQ_CST)
+               /* Once: the first thread to take the 0 fails. */
+               || boxroot__cas_weak(&failing_after, &n, -1, SEQ_CST)) {
+      boxroot__fetch_add(&failures[i], 1, SEQ_CST);
+      return 1;
+    }
+  }
+  return 0;
 }
 
 #else

@@ -39,13 +39,9 @@ boxroot boxroot__create_slow(value v)
   int dom = boxroot__compat_locked_domain();
   boxroot__compat_point_thread_cursor(dom);
   struct boxroot_domain *d = boxroot__domain_get(dom);
-  if (d == NULL) {
-    /* Its pools are gone to the other domains (domain.h). */
-    boxroot__fail(ENOMEM, "boxroot_create: this domain has terminated (no pool for new roots)");
-    return NULL;
-  }
-  if (boxroot__domain_refill(d) == NULL) {
-    boxroot__fail(ENOMEM, "boxroot_create: out of memory (could not allocate a pool)");
+  if (d == NULL || boxroot__domain_refill(d) == NULL) {
+    boxroot__fail(ENOMEM, "boxroot_create: no pool for new roots (out of memory, "
+                  "or this domain has terminated)");
     return NULL;
   }
   /* boxroot__domain_refill guarantees a free slot in the current pool. */

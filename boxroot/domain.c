@@ -74,7 +74,6 @@ struct boxroot_domain *boxroot__domain_get(int id)
     d->terminated = 0;
     /* Room for the stamp above the key (boxroot_internal.h). */
     BOXROOT__ASSERT(((uintptr_t)own_key(id) & ~BOXROOT__KEY_MASK) == 0);
-    boxroot__remote_set_owner_flag(id, &d->delayed_flag);
   }
   if (d->key == NULL || d->key == BOXROOT__NO_OWNER_KEY) d->key = own_key(id);
   return d->terminated ? NULL : d;
@@ -305,7 +304,7 @@ void boxroot__domain_adopt_orphans(struct boxroot_domain *d, boxroot__domain_sta
   }
   boxroot__store(&orphans_present, 0, SEQ_CST);
   /* Their delayed frees may have been signalled to the dead domain. */
-  boxroot__store(&d->delayed_flag, 1, SEQ_CST);
+  boxroot__store(remote_owner_flag(d->id), 1, SEQ_CST);
   pthread_mutex_unlock(&domains_lock);
 }
 
@@ -346,7 +345,6 @@ void boxroot__domain_forget_all(void)
   for (int i = 0; i < BOXROOT__MAX_DOMAINS; i++) {
     domain_reset_cursor(i);
     boxroot__alloc_cursor[i].run_bits = 0; /* every root is gone */
-    boxroot__remote_set_owner_flag(i, NULL);
     /* Only the states in use: the others' pages stay untouched. */
     if (boxroot__domains[i].incarnation != 0)
       boxroot__domains[i] = (struct boxroot_domain){ 0 };

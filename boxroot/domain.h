@@ -86,13 +86,11 @@ struct boxroot_domain {
   pool *young, *old, *free;
   int free_count;
   struct domain_stats stats;
-  /* Set by remote deleters when one of our pools got delayed frees
-     (remote.c); on its own line since other threads write it. */
-  _Alignas(CACHE_LINE) int delayed_flag;
 };
 
-/* Every domain id's state (above): 192 bytes each, 768 KiB in all, of
-   which only the pages of the ids in use are ever touched. */
+/* Every domain id's state (above): 128 bytes each, 512 KiB in all, of
+   which only the pages of the ids in use are ever touched (and 256 KiB
+   of flags in remote.c). */
 extern struct boxroot_domain boxroot__domains[BOXROOT__MAX_DOMAINS];
 extern struct boxroot__pool_hot boxroot__empty_pool;
 

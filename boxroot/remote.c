@@ -188,23 +188,11 @@ void boxroot__remote_publish(pool *p, uintptr_t *word, uintptr_t bits,
   publish_to(p, word, bits, owner_flag);
 }
 
-/* Each domain's flag (remote.h), read without the owner's lock:
-   published with release once the domain's state is set up. */
-static int *domain_flags[BOXROOT__MAX_DOMAINS];
-
-void boxroot__remote_set_owner_flag(int id, int *flag)
-{
-  boxroot__store(&domain_flags[id], flag, RELEASE);
-}
-
-static int *domain_delayed_flag(int owner)
-{
-  return boxroot__load(&domain_flags[owner], ACQUIRE);
-}
+struct boxroot__remote_flag boxroot__remote_flags[BOXROOT__MAX_DOMAINS];
 
 static void publish(pool *p, uintptr_t *word, uintptr_t bits)
 {
-  publish_to(p, word, bits, domain_delayed_flag);
+  publish_to(p, word, bits, remote_owner_flag);
 }
 
 static void publish_run(struct boxroot__alloc_cursor *c)

@@ -14,10 +14,11 @@
    (slot-by-slot scans). */
 int boxroot__remote_free_delayed(pool *p, boxroot__domain_state *barrier_state);
 
-/* Where domain `id`'s flag is (D3; NULL: none yet), which a deletion in
-   one of its pools raises: domain.c says so as it creates and forgets
-   the domain's state. */
-void boxroot__remote_set_owner_flag(int id, int *flag);
+/* Domain `id`'s flag (D3), which a deletion in one of its pools raises:
+   on a line of its own, since other threads write it. */
+extern struct boxroot__remote_flag { _Alignas(CACHE_LINE) int raised; }
+  boxroot__remote_flags[BOXROOT__MAX_DOMAINS];
+static inline int *remote_owner_flag(int id) { return &boxroot__remote_flags[id].raised; }
 
 /* Publishes the deletions of the slots `bits` of `word`, a word of
    `p`'s delayed-free bitmap (D1-D3), for pools whose owner's flag is not

@@ -168,7 +168,8 @@ static long collect_ring(struct boxroot_domain *d, pool *head, boxroot__domain_s
 
 static void scan_minor(struct boxroot_domain *d, boxroot__scanner sc, boxroot__domain_state *domain_state)
 {
-  if (boxroot__load(&d->delayed_flag, SEQ_CST) && boxroot__exchange(&d->delayed_flag, 0, SEQ_CST)
+  int *flag = remote_owner_flag(d->id);
+  if (boxroot__load(flag, SEQ_CST) && boxroot__exchange(flag, 0, SEQ_CST)
       && collect_ring(d, d->old, domain_state) > 0)
     boxroot__domain_resort_ring(d, CLASS_OLD, CLASS_OLD);
   /* Afterwards no root is young: every young pool becomes old. */
@@ -193,7 +194,7 @@ static void collect_aged(pool *p, void *data)
    under way holds a pool then. */
 static void scan_major(struct boxroot_domain *d, boxroot__scanner sc)
 {
-  boxroot__store(&d->delayed_flag, 0, SEQ_CST);
+  boxroot__store(remote_owner_flag(d->id), 0, SEQ_CST);
   long scanned = scan_ring(d, CLASS_YOUNG, CLASS_YOUNG, sc, SCAN_ALL, NULL);
   scanned += scan_ring(d, CLASS_OLD, CLASS_OLD, sc, SCAN_ALL, NULL);
   d->stats.major_slots_scanned += scanned;
@@ -264,7 +265,7 @@ void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, boxroot__domai
   /* A minor collection with no young pool and no delayed free has
      nothing to do: the common case of a domain that created no root
      since the last one. Return before reading the clock. */
-  if (minor && d->young == NULL && !boxroot__load(&d->delayed_flag, SEQ_CST)) {
+  if (minor && d->young == NULL && !boxroot__load(remote_owner_flag(d->id), SEQ_CST)) {
     d->stats.minor_scans++;
     return;
   }

@@ -36,12 +36,6 @@ void boxroot__testing_fail_allocations(unsigned sites, long after, int persisten
 long boxroot__testing_allocation_attempts(unsigned sites);
 long boxroot__testing_allocation_failures(unsigned sites);
 
-/* The same at one site, every attempt after `n` more successful ones,
-   or none if `n` < 0: pools from the chunk allocator, and the growth of
-   a directory (directory.c). */
-void boxroot__testing_fail_pool_allocations_after(long n);
-void boxroot__testing_fail_directory_growth_after(long n);
-
 /* With `on` non-zero, orphans (domain.h) are adopted only at scans that
    neither are a minor collection's nor darken the roots (compaction,
    heap verification), so that a test can have them join there

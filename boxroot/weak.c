@@ -197,12 +197,9 @@ boxroot_weak boxroot__weak_create_slow(value v)
   if (!boxroot__running_or_fail()) return NULL;
   int id = boxroot__compat_locked_domain();
   struct boxroot_domain *d = boxroot__domain_get(id);
-  if (d == NULL) {
-    boxroot__fail(ENOMEM, "boxroot_weak_create: this domain has terminated (no pool for new roots)");
-    return NULL;
-  }
-  if (refill(&boxroot__weak_domains[id], id, d->key) == NULL) {
-    boxroot__fail(ENOMEM, "boxroot_weak_create: out of memory (could not allocate a pool)");
+  if (d == NULL || refill(&boxroot__weak_domains[id], id, d->key) == NULL) {
+    boxroot__fail(ENOMEM, "boxroot_weak_create: no pool for new roots (out of memory, "
+                  "or this domain has terminated)");
     return NULL;
   }
   return boxroot_weak_create(v);

@@ -106,7 +106,7 @@ value test_print_stats(value unit) { (void)unit; boxroot_print_stats(); return V
 value test_fail_pool_allocations_after(value n)
 {
 #if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
-  boxroot__testing_fail_pool_allocations_after(Long_val(n));
+  boxroot__testing_fail_allocations(BOXROOT__ALLOC_POOL, Long_val(n), 1);
   return Val_unit;
 #else
   (void)n;
@@ -243,7 +243,7 @@ value test_finish_cycle_compacting(value unit)
 #if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
 value test_fail_directory_growth_after(value n)
 {
-  boxroot__testing_fail_directory_growth_after(Long_val(n));
+  boxroot__testing_fail_allocations(BOXROOT__ALLOC_DIRECTORY, Long_val(n), 1);
   return Val_unit;
 }
 value test_cycle_offset(value n)

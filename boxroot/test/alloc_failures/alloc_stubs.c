@@ -1,44 +1,47 @@
-/* C side of the allocation failure sweep (test_alloc_failures.ml): weak
-   roots that report failures instead of raising, and the debug build's
-   leak report. A weak root crosses into OCaml as an immediate (its
-   address with bit 0 set), as strong roots do in ../stubs.c. */
+/* C side of the allocation failure sweep (test_alloc_failures.ml): the
+   operations that can fail, returning the errno of a failure, and the
+   debug build's leak report. Roots cross into OCaml as in ../stubs.c. */
 #define CAML_NAME_SPACE
+#include <errno.h>
 #include <stdio.h>
 #include <caml/alloc.h>
 #include <caml/memory.h>
 #include "boxroot.h"
 
-static value of_weak(boxroot_weak w) { return (value)w | 1; }
-static boxroot_weak to_weak(value v) { return (boxroot_weak)(v & ~(value)1); }
+/* A root (strong or weak), or minus errno if it could not be made, as
+   an OCaml int: errno is read here, right after the failure, before the
+   runtime can run anything that sets it (a collection's synchronisation
+   does). Roots are immediates (their address with bit 0 set), positive
+   as ints. */
+static value root_or_errno(void *r) { return r != NULL ? (value)r | 1 : Val_long(-errno); }
 
-value af_weak_try_create(value v)
+value af_create(value v) { return root_or_errno(boxroot_create(v)); }
+
+value af_modify(value r, value v)
 {
-  CAMLparam1(v);
-  boxroot_weak w = boxroot_weak_create(v);
-  if (w == NULL) CAMLreturn(Val_none);
-  CAMLreturn(caml_alloc_some(of_weak(w)));
+  boxroot b = (boxroot)(r & ~(value)1);
+  return boxroot_modify(&b, v) ? (value)b | 1 : Val_long(-errno);
+}
+
+value af_weak_create(value v) { return root_or_errno(boxroot_weak_create(v)); }
+
+value af_weak_modify(value w, value v)
+{
+  boxroot_weak b = (boxroot_weak)(w & ~(value)1);
+  return boxroot_weak_modify(&b, v) ? (value)b | 1 : Val_long(-errno);
 }
 
 value af_weak_get(value w)
 {
   CAMLparam1(w);
   CAMLlocal1(v);
-  if (!boxroot_weak_get(to_weak(w), &v)) CAMLreturn(Val_none);
+  if (!boxroot_weak_get((boxroot_weak)(w & ~(value)1), &v)) CAMLreturn(Val_none);
   CAMLreturn(caml_alloc_some(v));
-}
-
-/* Some moved root, or None: the root must then be unchanged. */
-value af_weak_try_modify(value w, value v)
-{
-  CAMLparam2(w, v);
-  boxroot_weak r = to_weak(w);
-  if (!boxroot_weak_modify(&r, v)) CAMLreturn(Val_none);
-  CAMLreturn(caml_alloc_some(of_weak(r)));
 }
 
 value af_weak_delete(value w)
 {
-  boxroot_weak_delete(to_weak(w));
+  boxroot_weak_delete((boxroot_weak)(w & ~(value)1));
   return Val_unit;
 }
 

@@ -26,9 +26,12 @@
 open Boxroot_test
 
 type weak_root
-external weak_try_create : 'a -> weak_root option = "af_weak_try_create"
+(* A root, or minus the errno of the failure (read in C, at once). *)
+external create : 'a -> int = "af_create"
+external modify : root -> 'a -> int = "af_modify"
+external weak_create : 'a -> int = "af_weak_create"
+external weak_modify : weak_root -> 'a -> int = "af_weak_modify"
 external weak_get : weak_root -> Obj.t option = "af_weak_get"
-external weak_try_modify : weak_root -> 'a -> weak_root option = "af_weak_try_modify"
 external weak_delete : weak_root -> unit = "af_weak_delete"
 external report_leaks : unit -> unit = "af_report_leaks"
 
@@ -58,11 +61,13 @@ type made = {
 let new_made () = { strong = []; weak = []; failed = 0; problems = [] }
 let problem m fmt = Printf.ksprintf (fun s -> m.problems <- s :: m.problems) fmt
 
-let failed_with_enomem m what =
-  let e = errno () in
+let failed_with_enomem m what e =
   m.failed <- m.failed + 1;
   if e <> enomem () then
     problem m "%s failed with errno %d, not ENOMEM (%s)" what e (error_string ())
+
+(* [Some root], or None once the failure was counted. *)
+let made m what x = if x >= 0 then Some (Obj.magic x) else (failed_with_enomem m what (- x); None)
 
 let watched tag =
   let v = Obj.repr (ref tag) and oracle = Weak.create 1 in
@@ -71,16 +76,14 @@ let watched tag =
 
 let strong m tag =
   let v, oracle = watched tag in
-  clear_errno ();
-  match try_create v with
+  match made m "boxroot_create" (create v) with
   | Some r -> m.strong <- { r; tag; oracle } :: m.strong
-  | None -> failed_with_enomem m "boxroot_create"
+  | None -> ()
 
 let weak m v ~keep =
-  clear_errno ();
-  match weak_try_create v with
+  match made m "boxroot_weak_create" (weak_create v) with
   | Some w -> m.weak <- (w, if keep then Some (Obj.repr v) else None) :: m.weak
-  | None -> failed_with_enomem m "boxroot_weak_create"
+  | None -> ()
 
 (* Every 7th root to a young value: in an old pool, the root moves. *)
 let modify_some m tag =
@@ -88,11 +91,9 @@ let modify_some m tag =
       if i mod 7 <> 0 then s
       else begin
         let young, oracle = watched (tag - i) in
-        clear_errno ();
-        match try_modify s.r young with
+        match made m "boxroot_modify" (modify s.r young) with
         | Some r -> { r; tag = tag - i; oracle }
         | None ->
-          failed_with_enomem m "boxroot_modify";
           if Weak.get s.oracle 0 <> Some (get s.r) then
             problem m "a failed boxroot_modify changed its root";
           s
@@ -101,11 +102,9 @@ let modify_some m tag =
       if i mod 5 <> 0 then (w, kept)
       else begin
         let young = Obj.repr (ref (tag - i)) in
-        clear_errno ();
-        match weak_try_modify w young with
+        match made m "boxroot_weak_modify" (weak_modify w young) with
         | Some w' -> (w', Some young)
         | None ->
-          failed_with_enomem m "boxroot_weak_modify";
           (match kept, weak_get w with
            | Some v, Some x when x == v -> ()
            | None, _ -> ()
