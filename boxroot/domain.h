@@ -25,7 +25,8 @@
    running domain scans in every collection (each stop-the-world section
    that scans roots starts with a minor collection, in which the
    terminating domain's minor heap is emptied at the latest), and the
-   main domain runs until it is the last one (caml_shutdown). The last
+   main domain does not terminate before the others: 5.1-5.4 never run
+   its hook, 5.5 does in caml_shutdown, only once it is alone. The last
    domain (caml_domain_alone in its hook: no domain is left to spawn
    another) keeps its pools instead, and scans them as its own in its
    last collections.

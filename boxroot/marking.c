@@ -478,9 +478,10 @@ void boxroot__marking_resize(pool *p)
 #ifdef BOXROOT_TESTING
 /* M1, at the cycle start: every pool listed is a block whose header
    gives the slots handed out, in the colour that the marker reads
-   (UNMARKED): pools that joined in the previous cycle got its MARKED,
-   rotated since, and those that joined in this cycle's section, before
-   its directory is darkened, UNMARKED. */
+   (UNMARKED): a pool that joined with the allocation colour got MARKED
+   only in a cycle that ended since (the colours rotated), or UNMARKED
+   before the roots' darkening (5.5); one adopted during this cycle's
+   root-darkening section got UNMARKED (JOIN_AT_OTHER_SCAN). */
 static void check_listed_headers(struct boxroot__directory *dir)
 {
   for (size_t i = 1; i <= dir->used; i++) {
