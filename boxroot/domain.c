@@ -345,9 +345,6 @@ void boxroot__domain_forget_all(void)
   for (int i = 0; i < BOXROOT__MAX_DOMAINS; i++) {
     domain_reset_cursor(i);
     boxroot__alloc_cursor[i].run_bits = 0; /* every root is gone */
-    /* Only the states in use: the others' pages stay untouched. */
-    if (boxroot__domains[i].incarnation != 0)
-      boxroot__domains[i] = (struct boxroot_domain){ 0 };
   }
   pthread_mutex_lock(&domains_lock);
   orphan_young = orphan_old = NULL;

@@ -154,8 +154,9 @@ static inline int domain_collect_remote(struct boxroot_domain *d, pool *p,
   d->stats.delayed_frees_collected += freed;
   return freed;
 }
-/* Teardown: forgets every domain and orphan (pools are unmapped by the
-   chunk allocator). */
+/* Teardown: resets the cursors and forgets the orphans. The states keep
+   their rings of pools that the chunk allocator unmaps next: nothing
+   reads them once torn down (no hook runs any more, compat_ocaml5.c). */
 void boxroot__domain_forget_all(void);
 
 /* The head of ring `cls` (CLASS_YOUNG, CLASS_OLD or CLASS_FREE) of `d`. */

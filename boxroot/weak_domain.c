@@ -2,7 +2,6 @@
    threads, the orphans of terminated domains, and the statistics. The
    rules (weak.c): the rings, W1; "Deletion" and "Domains", at its end. */
 #include <pthread.h>
-#include <string.h>
 #include "asserts.h"
 #include "boxroot_stats.h"
 #include "chunk.h"
@@ -135,13 +134,7 @@ void boxroot__weak_terminate(int id, int alone)
 
 void boxroot__weak_forget_all(void)
 {
-  static const struct weak_domain unused;
-  for (int i = 0; i < BOXROOT__MAX_DOMAINS; i++) {
-    weak_reset_cursor(i);
-    /* Only the states in use: the others' pages stay untouched. */
-    if (memcmp(&boxroot__weak_domains[i], &unused, sizeof unused) != 0)
-      boxroot__weak_domains[i] = unused;
-  }
+  for (int i = 0; i < BOXROOT__MAX_DOMAINS; i++) weak_reset_cursor(i);
   pthread_mutex_lock(&orphans_lock);
   orphan_young = orphan_old = NULL;
   boxroot__store(&orphans_present, 0, SEQ_CST);

@@ -47,7 +47,8 @@ void boxroot__weak_pool_retire(pool *p, int decommit);
    boxroot__domain_terminate: domain id's weak pools become orphans,
    unless `alone` (domain.h). */
 void boxroot__weak_terminate(int id, int alone);
-/* Teardown: forgets every weak pool (the chunk allocator unmaps them). */
+/* Teardown: resets the cursors and forgets the orphans (as domain.h's
+   states, the weak states keep rings that are unmapped next). */
 void boxroot__weak_forget_all(void);
 /* Adds the weak counters to `out`, while no domain runs (api.c's
    read protocol of the statistics). */
