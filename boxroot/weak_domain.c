@@ -42,6 +42,9 @@ static long ring_fold(pool *head, long (*f)(pool *))
 static void adopt_orphans(struct weak_domain *wd, int id, void const *key)
 {
   if (!boxroot__load(&orphans_present, SEQ_CST)) return;
+#ifdef BOXROOT_TESTING_WEAK_ORPHANS_UNADOPTED /* a broken build for tests */
+  return;
+#endif
   pthread_mutex_lock(&orphans_lock);
   for (int cls = WEAK_YOUNG; cls <= WEAK_OLD; cls++) {
     pool **from = cls == WEAK_YOUNG ? &orphan_young : &orphan_old;
@@ -61,6 +64,9 @@ static void adopt_orphans(struct weak_domain *wd, int id, void const *key)
 struct weak_domain *boxroot__weak_domain_adopting(int id)
 {
   struct boxroot_domain *d = boxroot__domain_get(id);
+#ifdef BOXROOT_TESTING_WEAK_TERMINATED_ADOPTS /* a broken build for tests */
+  if (d == NULL) d = &boxroot__domains[id];
+#endif
   if (d == NULL) return NULL;
   struct weak_domain *wd = &boxroot__weak_domains[id];
   adopt_orphans(wd, id, d->key);
