@@ -2,9 +2,9 @@
    weak roots, to young and old values, some kept and some dropped, are
    orphaned as it terminates, with every allocation of the library
    failing from just before its termination until the checks are done
-   (testing.h), and the main domain's scan hooks held back a little (a
-   window point), so that the terminating domain would reach the orphans
-   first if it took any. Out of memory used to send them down two paths:
+   (testing.h), and the main domain's scan hooks held back 100 ms (a
+   window point) in the worker's last collections, so that the
+   terminating domain would reach the orphans first if it took any. Out of memory used to send them down two paths:
    - a terminating domain whose weak state could not be allocated in its
      hook was not marked terminated: its last collections adopted weak
      orphans that nobody cleared, promoted or updated afterwards
@@ -38,6 +38,8 @@ let worker base () =
   (* Young when the worker terminates: the last values it allocates. *)
   for i = n to 2 * n - 1 do ws.(i) <- Weak_test.create (value i) done;
   fail_allocations (alloc_sites_all ()) 0 true;
+  (* Until the main domain has joined this one: its last collections. *)
+  Weak_test.delay_scans 0 100;
   { ws; kept }
 
 let round r =
@@ -58,7 +60,6 @@ let round r =
             | _ -> incr wrong)
         | None -> ()) m.ws;
     expect (!wrong = 0) "%s: %d kept values not read back" when_ !wrong in
-  Weak_test.delay_scans 0 20;
   let m = Par.join (Par.spawn (worker (r * 1_000_000))) in
   Weak_test.delay_scans 0 0;
   read_kept "the worker terminated" m;
