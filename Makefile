@@ -173,7 +173,10 @@ test-tsan:
 # (BOXROOT_STRESS_CHURN=1), SOAK_SECONDS each (default 120) on the test
 # build, on OCaml's debug runtime, and under ThreadSanitizer (the TSan
 # toolchain of test-tsan); then the window explorer over SOAK_SEEDS seeds
-# on the test build and against each broken build (tools/soak-explore.sh).
+# on the test build and against each broken build (tools/soak-explore.sh);
+# then the allocation failure sweep (boxroot/test/alloc_failures: make
+# test runs it once) SOAK_ALLOC_REPEATS times (default 10) on OCaml 5.5,
+# 5.3 and 4.14, test and debug builds.
 # Minutes: not part of `make test`.
 SOAK_SECONDS ?= 120
 SOAK_ENV := BOXROOT_STRESS_CHURN=1 BOXROOT_STRESS_SECONDS=$(SOAK_SECONDS)
@@ -188,6 +191,16 @@ test-soak:
 	echo "== soak: tsan" && $(SOAK_ENV) BOXROOT_STRESS_DOMAINS=2 TSAN_OPTIONS=exitcode=66 \
 	  ./$(BUILD_DIR_TSAN)/default/boxroot/test/test_stress.exe
 	@$(TOOLCHAIN) && tools/soak-explore.sh
+	@for v in 5.5 5.3 4.14; do \
+	  (unset OCAMLPATH; export OCAML_VERSION=$$v && $(TOOLCHAIN) && \
+	   d=$$(case $$v in 5.5) echo _build;; *) echo _build-ocaml-$$v;; esac) && \
+	   dune build --build-dir $$d ./boxroot/test/alloc_failures/test_alloc_failures.exe \
+	     ./boxroot/test/alloc_failures/debug/test_alloc_failures.exe && \
+	   for b in "" debug/; do echo "== soak: allocation failures, OCaml $$v, $${b:-test build}"; \
+	     BOXROOT_ALLOC_REPEATS=$${SOAK_ALLOC_REPEATS:-10} \
+	       ./$$d/default/boxroot/test/alloc_failures/$${b}test_alloc_failures.exe || exit 1; \
+	   done) || exit 1; \
+	done
 
 # The same tests under valgrind's memcheck (fails on errors or leaks).
 test-valgrind:

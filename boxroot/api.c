@@ -39,9 +39,9 @@ boxroot boxroot__create_slow(value v)
   int dom = boxroot__compat_locked_domain();
   boxroot__compat_point_thread_cursor(dom);
   struct boxroot_domain *d = boxroot__domain_get(dom);
-  pool *p = d == NULL ? NULL : boxroot__domain_refill(d);
-  if (p == NULL) {
-    boxroot__fail(ENOMEM, "boxroot_create: out of memory (could not allocate a pool)");
+  if (d == NULL || boxroot__domain_refill(d) == NULL) {
+    boxroot__fail(ENOMEM, "boxroot_create: no pool for new roots (out of memory, "
+                  "or this domain has terminated)");
     return NULL;
   }
   /* boxroot__domain_refill guarantees a free slot in the current pool. */
@@ -92,8 +92,7 @@ static void sum_domain(int id, void *stats)
   struct boxroot__alloc_cursor *c = &boxroot__alloc_cursor[id];
   add(&out->deleted_remote_domain, c->deleted_remote + remote_unpublished(c));
   add(&out->modify_moves, modify_moves[id]);
-  struct boxroot_domain *d = boxroot__load(&boxroot__domains[id], ACQUIRE);
-  if (d == NULL) return;
+  struct boxroot_domain *d = &boxroot__domains[id];
   long pools[3], roots, creations;
   boxroot__domain_counts(d, pools, &roots, &creations);
   add(&out->pools_young, pools[CLASS_YOUNG]);

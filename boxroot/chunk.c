@@ -9,9 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include "alloc_failures.h"
 #include "chunk.h"
-#include "testing.h"
-#include "window.h"
 
 /* Chunk size and committed free pools: tunables.h. Chunks are aligned
    to 2 MiB, the x86-64 huge page size, which is also the granularity of
@@ -56,18 +55,6 @@ static char *bump, *bump_end;         /* unused tail of the newest chunk */
 static pool *free_committed, *free_decommitted; /* linked through ->next */
 static size_t free_committed_count, free_decommitted_count, handed_out;
 static long huge_pages_threshold = -1; /* -1: not read from the env yet */
-#if BOXROOT__TEST_HOOKS
-static long fail_after = -1;   /* testing.h; atomic */
-
-void boxroot__testing_fail_pool_allocations_after(long n)
-{
-  boxroot__store(&fail_after, n, SEQ_CST);
-}
-
-static int injected_failure(void) { return boxroot__injected_failure(&fail_after); }
-#else
-static int injected_failure(void) { return 0; }
-#endif
 
 /* ---- page table ---- */
 
@@ -98,8 +85,8 @@ static int page_table_register(struct chunk *c)
     if (boxroot__load(&chunk_page_table[root_index(a)], RELAXED) != NULL)
       continue;
     size_t leaf_bytes = sizeof(page_table_entry) << LEAF_LOG_ENTRIES;
-    void *leaf = mmap(NULL, leaf_bytes, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *leaf = boxroot__allocation_fails(BOXROOT__ALLOC_PAGE_TABLE) ? MAP_FAILED
+      : mmap(NULL, leaf_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (leaf == MAP_FAILED) return 0;
     /* Zero pages are null entries. Leaves live until the process ends. */
     boxroot__store(&chunk_page_table[root_index(a)], leaf, RELEASE);
@@ -177,6 +164,7 @@ static void apply_huge_pages_policy(struct chunk *newest)
 static char *map_aligned(size_t size, size_t align)
 {
   size_t span = size + align;
+  if (boxroot__allocation_fails(BOXROOT__ALLOC_CHUNK_MAP)) return NULL;
   char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (raw == MAP_FAILED) return NULL;
@@ -199,14 +187,16 @@ static void unmap_chunk(struct chunk *c)
 
 static int new_chunk(void)
 {
-  struct chunk *c = calloc(1, sizeof *c);
+  struct chunk *c = boxroot__allocation_fails(BOXROOT__ALLOC_CHUNK) ? NULL
+    : calloc(1, sizeof *c);
   if (c == NULL) return 0;
   c->base = map_aligned(CHUNK_SIZE, CHUNK_ALIGN);
   if (c->base == NULL) { free(c); return 0; }
 #if BOXROOT__IN_DEBUG_BUILD
   /* Pages are committed as roots are created in them. */
-  c->side_tables = mmap(NULL, SIDE_TABLES_SIZE, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  c->side_tables = boxroot__allocation_fails(BOXROOT__ALLOC_SIDE_TABLES) ? MAP_FAILED
+    : mmap(NULL, SIDE_TABLES_SIZE, PROT_READ | PROT_WRITE,
+           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (c->side_tables == MAP_FAILED) {
     c->side_tables = NULL;
     unmap_chunk(c);
@@ -228,7 +218,7 @@ static int new_chunk(void)
 
 pool *boxroot__chunk_alloc_pool(void)
 {
-  if (injected_failure()) { errno = ENOMEM; return NULL; }
+  if (boxroot__allocation_fails(BOXROOT__ALLOC_POOL)) { errno = ENOMEM; return NULL; }
   pool *p = NULL;
   pthread_mutex_lock(&chunk_lock);
   if (free_committed != NULL) {

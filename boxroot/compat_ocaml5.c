@@ -109,15 +109,18 @@ static void slice_end_hook(void)
 }
 
 /* The other domains adopt the orphans in the terminating domain's last
-   minor collection, while the terminating one adopts none (domain.h). */
+   minor collection, while the terminating one adopts none; the last
+   domain keeps its pools (domain.h). Alone, it cannot stop being alone:
+   only a running domain can spawn another. */
 static void terminated_hook(void)
 {
   caml_timing_hook previous = boxroot__load(&previous_terminated_hook, ACQUIRE);
   if (previous != NULL) previous();
   if (!hook_enter()) return;
   BOXROOT__WINDOW(BOXROOT__AT_ORPHANING, Caml_state->id);
-  boxroot__domain_terminate(Caml_state->id);
-  boxroot__weak_terminate(Caml_state->id);
+  int alone = caml_domain_alone();
+  boxroot__domain_terminate(Caml_state->id, alone);
+  boxroot__weak_terminate(Caml_state->id, alone);
   hook_exit();
 }
 

@@ -12,28 +12,24 @@
    - A pool that leaves becomes a hole in every block that lists it (M1),
      so that no marker loads its header afterwards. */
 #include <stdlib.h>
+#include "alloc_failures.h"
 #include "asserts.h"
 #include "directory.h"
-#include "window.h"
 
-/* A directory's first capacity, in fields (it doubles as needed). */
+/* A directory's first capacity, in fields (it doubles as needed). The
+   test builds start small, so that directories grow (and their growth
+   fails, testing.h) in every test, in hooks that adopt orphans too. */
+#ifdef BOXROOT_TESTING
+#define DIRECTORY_MIN_FIELDS 4
+#else
 #define DIRECTORY_MIN_FIELDS 64
+#endif
 
 static struct boxroot__directory directories[BOXROOT__MAX_DOMAINS];
 
 struct boxroot__directory *boxroot__directory(int id) { return &directories[id]; }
 
 #if BOXROOT__TEST_HOOKS
-static long directory_growths_allowed = -1; /* testing.h; atomic */
-void boxroot__testing_fail_directory_growth_after(long n)
-{
-  boxroot__store(&directory_growths_allowed, n, SEQ_CST);
-}
-static int directory_growth_fails(void)
-{
-  return boxroot__injected_failure(&directory_growths_allowed);
-}
-
 long boxroot__testing_retired_directory_blocks(void)
 {
   long n = 0;
@@ -41,8 +37,6 @@ long boxroot__testing_retired_directory_blocks(void)
     n += boxroot__load(&directories[id].retired_count, RELAXED);
   return n;
 }
-#else
-static int directory_growth_fails(void) { return 0; }
 #endif
 
 /* Room for one more field; false if memory is short. The old block may
@@ -52,7 +46,7 @@ static int reserve(struct boxroot__directory *dir)
   if (dir->used < dir->capacity) return 1;
   if (dir->retired_count == BOXROOT__DIRECTORY_RETIRED_MAX) return 0;
   size_t capacity = dir->capacity == 0 ? DIRECTORY_MIN_FIELDS : 2 * dir->capacity;
-  uintptr_t *block = directory_growth_fails() ? NULL
+  uintptr_t *block = boxroot__allocation_fails(BOXROOT__ALLOC_DIRECTORY) ? NULL
     : malloc((capacity + 1) * sizeof(uintptr_t));
   if (block == NULL) return 0;
   if (dir->block != NULL) {

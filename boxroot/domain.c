@@ -1,6 +1,5 @@
 /* Per-domain rings and the pool-selection policy (invariants in domain.h). */
 #include <pthread.h>
-#include <stdlib.h>
 #include "asserts.h"
 #include "chunk.h"
 #include "domain.h"
@@ -8,7 +7,7 @@
 #include "remote.h"
 #include "window.h"
 
-struct boxroot_domain *boxroot__domains[BOXROOT__MAX_DOMAINS];
+struct boxroot_domain boxroot__domains[BOXROOT__MAX_DOMAINS];
 
 /* Its free list is empty (it ends at the pool's own address), so the
    create fast path falls through to the slow path without a NULL test. */
@@ -63,53 +62,21 @@ static void const *own_key(int id)
   return boxroot__compat_key_domain(key) == id ? key : BOXROOT__NO_OWNER_KEY;
 }
 
-#if BOXROOT__TEST_HOOKS
-static long domain_states_allowed = -1; /* testing.h; atomic */
-void boxroot__testing_fail_domain_states_after(long n)
-{
-  boxroot__store(&domain_states_allowed, n, SEQ_CST);
-}
-static int domain_state_allocation_fails(void)
-{
-  return boxroot__injected_failure(&domain_states_allowed);
-}
-#else
-static int domain_state_allocation_fails(void) { return 0; }
-#endif
-
-static struct boxroot_domain *domain_get_any(int id)
-{
-  struct boxroot_domain *d = boxroot__domains[id];
-  int incarnation = boxroot__compat_domain_unique_id();
-  /* A domain that never owned a pool has no state to mark at
-     termination, and must not adopt orphans in its last collections all
-     the same (they would be lost with it): remote.c knows it ended. */
-  int terminated = boxroot__remote_terminated(id, incarnation);
-  if (d != NULL) {
-    if (d->key == BOXROOT__NO_OWNER_KEY) d->key = own_key(id);
-    if (d->incarnation != incarnation) {
-      /* The id was reused. The rings were emptied at termination. */
-      d->incarnation = incarnation;
-      d->terminated = terminated;
-    }
-    return d;
-  }
-  d = domain_state_allocation_fails() ? NULL : aligned_alloc(CACHE_LINE, sizeof *d);
-  if (d == NULL) return NULL;
-  /* Room for the stamp above the key (boxroot_internal.h). */
-  BOXROOT__ASSERT(((uintptr_t)own_key(id) & ~BOXROOT__KEY_MASK) == 0);
-  *d = (struct boxroot_domain){ .id = id, .incarnation = incarnation,
-                                .key = own_key(id), .terminated = terminated };
-  /* Other threads read this slot (remote.c) without the domain lock. */
-  boxroot__store(&boxroot__domains[id], d, RELEASE);
-  boxroot__remote_set_owner_flag(id, &d->delayed_flag);
-  return d;
-}
-
 struct boxroot_domain *boxroot__domain_get(int id)
 {
-  struct boxroot_domain *d = domain_get_any(id);
-  return d == NULL || d->terminated ? NULL : d;
+  struct boxroot_domain *d = &boxroot__domains[id];
+  int incarnation = boxroot__compat_domain_unique_id() + 1;
+  if (d->incarnation != incarnation) {
+    /* A new incarnation: the previous one emptied the rings as it
+       terminated (or never had any). */
+    d->id = id;
+    d->incarnation = incarnation;
+    d->terminated = 0;
+    /* Room for the stamp above the key (boxroot_internal.h). */
+    BOXROOT__ASSERT(((uintptr_t)own_key(id) & ~BOXROOT__KEY_MASK) == 0);
+  }
+  if (d->key == NULL || d->key == BOXROOT__NO_OWNER_KEY) d->key = own_key(id);
+  return d->terminated ? NULL : d;
 }
 
 /* Puts `p`, owned by `d`, empty and in no directory, on the free ring or
@@ -175,7 +142,7 @@ void boxroot__domain_pool_count_dropped(struct boxroot_domain *d, pool *p)
 
 void boxroot__delete_local_slow(struct boxroot__pool_hot *hot)
 {
-  boxroot__domain_pool_count_dropped(boxroot__domains[boxroot__load(&boxroot__pool_shared(hot)->owner, RELAXED)], (pool *)hot);
+  boxroot__domain_pool_count_dropped(&boxroot__domains[boxroot__load(&boxroot__pool_shared(hot)->owner, RELAXED)], (pool *)hot);
 }
 
 static int make_current(struct boxroot_domain *d, pool *p)
@@ -214,7 +181,7 @@ pool *boxroot__domain_refill(struct boxroot_domain *d)
   pool *f = d->free;
   if (f != NULL) {
     d->free_count--;
-    boxroot__marking_join(f, d->id, boxroot__compat_state(), 0);
+    boxroot__marking_join(f, d->id, boxroot__compat_state(), JOIN_EMPTY);
     if (make_current(d, f)) return f;
   }
   pool *fresh = boxroot__chunk_alloc_pool();
@@ -225,7 +192,7 @@ pool *boxroot__domain_refill(struct boxroot_domain *d)
   for (int i = 0; i < DELAYED_WORDS; i++) boxroot__store(&fresh->delayed_bits[i], 0, SEQ_CST);
   pool_set_class(fresh, CLASS_NONE);
   pool_set_owner(fresh, d->id, d->key);
-  boxroot__marking_join(fresh, d->id, boxroot__compat_state(), 0);
+  boxroot__marking_join(fresh, d->id, boxroot__compat_state(), JOIN_EMPTY);
   make_current(d, fresh); /* a fresh pool always has room */
   return fresh;
 }
@@ -296,18 +263,19 @@ static void orphan_all(struct boxroot_domain *d)
   pthread_mutex_unlock(&domains_lock);
 }
 
-void boxroot__domain_terminate(int id)
+void boxroot__domain_terminate(int id, int alone)
 {
   /* Deletions it gathered go to their pools first, even if it never
      created a root, and later ones at once (remote.c). */
   boxroot__remote_terminate(id);
-  if (boxroot__domains[id] == NULL) return; /* never created a root */
-  struct boxroot_domain *d = domain_get_any(id);
+  struct boxroot_domain *d = boxroot__domain_get(id);
+  if (d == NULL || alone) return; /* the last domain keeps its pools (domain.h) */
   orphan_all(d);
   d->terminated = 1;
 }
 
-void boxroot__domain_adopt_orphans(struct boxroot_domain *d, boxroot__domain_state *domain_state)
+void boxroot__domain_adopt_orphans(struct boxroot_domain *d, boxroot__domain_state *domain_state,
+                                   int minor)
 {
   if (!boxroot__load(&orphans_present, SEQ_CST)) return;
   BOXROOT__WINDOW(BOXROOT__AT_ADOPTION, d->id);
@@ -326,7 +294,8 @@ void boxroot__domain_adopt_orphans(struct boxroot_domain *d, boxroot__domain_sta
         shelve_free_pool(d, p);
         continue;
       }
-      boxroot__marking_join(p, d->id, domain_state, 1);
+      boxroot__marking_join(p, d->id, domain_state,
+                            minor ? JOIN_AT_MINOR_SCAN : JOIN_AT_OTHER_SCAN);
       /* Orphans keep their class: a young orphan may hold young values.
          Low old pools go first, as on every old ring. */
       ring_insert(domain_ring(d, cls), p,
@@ -335,19 +304,7 @@ void boxroot__domain_adopt_orphans(struct boxroot_domain *d, boxroot__domain_sta
   }
   boxroot__store(&orphans_present, 0, SEQ_CST);
   /* Their delayed frees may have been signalled to the dead domain. */
-  boxroot__store(&d->delayed_flag, 1, SEQ_CST);
-  pthread_mutex_unlock(&domains_lock);
-}
-
-void boxroot__domain_visit_orphans(void (*visit)(pool *p, void *data), void *data)
-{
-  if (!boxroot__load(&orphans_present, SEQ_CST)) return;
-  pthread_mutex_lock(&domains_lock);
-  for (int cls = CLASS_YOUNG; cls <= CLASS_OLD; cls++) {
-    pool *head = cls == CLASS_YOUNG ? orphan_young : orphan_old, *p = head;
-    if (head == NULL) continue;
-    do { visit(p, data); p = p->next; } while (p != head);
-  }
+  boxroot__store(remote_owner_flag(d->id), 1, SEQ_CST);
   pthread_mutex_unlock(&domains_lock);
 }
 
@@ -388,9 +345,6 @@ void boxroot__domain_forget_all(void)
   for (int i = 0; i < BOXROOT__MAX_DOMAINS; i++) {
     domain_reset_cursor(i);
     boxroot__alloc_cursor[i].run_bits = 0; /* every root is gone */
-    boxroot__remote_set_owner_flag(i, NULL);
-    free(boxroot__domains[i]);
-    boxroot__domains[i] = NULL;
   }
   pthread_mutex_lock(&domains_lock);
   orphan_young = orphan_old = NULL;

@@ -7,14 +7,29 @@
    terminated domain left behind wait on the shared orphan rings until a
    domain adopts them at the start of its next scan.
 
+   Every domain id has its state from the start: a static array, whose
+   pages the operating system maps (zero) only when touched, so that
+   getting a domain's state needs no memory and cannot fail, in a hook
+   least of all. A domain's first use of its id (OCaml's unique_id tells
+   incarnations apart) resets what the previous incarnation left.
+
    Termination (OCaml 5). The terminated hook runs on the terminating
    domain before its last collections, in which it still takes part
-   (runtime/domain.c, boxroot__domain_terminate). So from the hook on, the domain
-   is marked terminated: it gives its pools to the orphan rings, adopts
-   none at its remaining scans (they would be lost with it), and gets no
-   pool for new roots (creation fails). Its rings stay empty. A later
-   domain that reuses its id is a new incarnation (OCaml's unique_id) and
-   starts afresh.
+   (runtime/domain.c, caml_domain_terminate). From the hook on, the
+   domain is marked terminated: it gives its pools to the orphan rings,
+   adopts none at its remaining scans (they would be lost with it), and
+   gets no pool for new roots (creation fails). Another domain always
+   adopts them in the first collection after the hook, at the start of
+   its scan, before it promotes: the young values they hold are promoted
+   there, as the terminated domain's minor heap is emptied. For every
+   running domain scans in every collection (each stop-the-world section
+   that scans roots starts with a minor collection, in which the
+   terminating domain's minor heap is emptied at the latest), and the
+   main domain does not terminate before the others: 5.1-5.4 never run
+   its hook, 5.5 does in caml_shutdown, only once it is alone. The last
+   domain (caml_domain_alone in its hook: no domain is left to spawn
+   another) keeps its pools instead, and scans them as its own in its
+   last collections.
 
    What other threads read without the owner's lock (relaxed loads):
    - `owner`, by boxroot_delete to pick the local path. It changes when a
@@ -66,22 +81,23 @@ struct domain_stats {
 struct boxroot_domain {
   int id;
   void const *key;  /* boxroot__compat_domain_key() of domain id */
-  int incarnation;  /* unique_id of the OCaml domain last seen with this id */
+  int incarnation;  /* 1 + unique_id of the OCaml domain last seen with
+                       this id; 0: never used */
   int terminated;   /* that incarnation ran its terminated hook */
   pool *young, *old, *free;
   int free_count;
   struct domain_stats stats;
-  /* Set by remote deleters when one of our pools got delayed frees
-     (remote.c); on its own line since other threads write it. */
-  _Alignas(CACHE_LINE) int delayed_flag;
 };
 
-extern struct boxroot_domain *boxroot__domains[BOXROOT__MAX_DOMAINS];
+/* Every domain id's state (above): 128 bytes each, 512 KiB in all, of
+   which only the pages of the ids in use are ever touched (and 256 KiB
+   of flags in remote.c). */
+extern struct boxroot_domain boxroot__domains[BOXROOT__MAX_DOMAINS];
 extern struct boxroot__pool_hot boxroot__empty_pool;
 
-/* The state of domain `id`, created on first use; NULL if out of memory
-   or if that domain has terminated. The caller holds that domain's lock,
-   or is its scan hook. */
+/* The state of domain `id`, reset at the first use by a new incarnation
+   of that id; NULL once that incarnation has terminated. The caller
+   holds that domain's lock, or is its hook. */
 struct boxroot_domain *boxroot__domain_get(int id);
 
 static inline pool *domain_current_pool(struct boxroot_domain *d)
@@ -119,11 +135,14 @@ void boxroot__domain_resort_ring(struct boxroot_domain *d, int cls, int new_cls)
    first used); each pool then goes back with boxroot__domain_place. */
 pool *boxroot__domain_detach_ring(struct boxroot_domain *d, int cls);
 void boxroot__domain_place(struct boxroot_domain *d, pool *p, int new_cls);
-/* The calling domain terminates: its pools go to the orphan rings. */
-void boxroot__domain_terminate(int id);
+/* The calling domain terminates (its terminated hook): its pools go to
+   the orphan rings, unless `alone` (no other domain runs). */
+void boxroot__domain_terminate(int id, int alone);
 /* Takes every orphan pool, if any. Stop-the-world only: the scan hook of
-   `d`, whose state is `domain_state` (NULL on OCaml 4.14). */
-void boxroot__domain_adopt_orphans(struct boxroot_domain *d, boxroot__domain_state *domain_state);
+   `d`, whose state is `domain_state` (NULL on OCaml 4.14), at a minor
+   scan or not (marking.c, M1). */
+void boxroot__domain_adopt_orphans(struct boxroot_domain *d, boxroot__domain_state *domain_state,
+                                   int minor);
 /* Frees the slots of `p` whose deletion was delayed (remote.c), and
    counts them in `d`'s statistics (the derived counts of
    boxroot_get_stats need every one). Owner `d` only. */
@@ -135,8 +154,9 @@ static inline int domain_collect_remote(struct boxroot_domain *d, pool *p,
   d->stats.delayed_frees_collected += freed;
   return freed;
 }
-/* Teardown: forgets every domain and orphan (pools are unmapped by the
-   chunk allocator). */
+/* Teardown: resets the cursors and forgets the orphans. The states keep
+   their rings of pools that the chunk allocator unmaps next: nothing
+   reads them once torn down (no hook runs any more, compat_ocaml5.c). */
 void boxroot__domain_forget_all(void);
 
 /* The head of ring `cls` (CLASS_YOUNG, CLASS_OLD or CLASS_FREE) of `d`. */
@@ -149,10 +169,6 @@ static inline pool **domain_ring(struct boxroot_domain *d, int cls)
    (above). */
 void boxroot__domain_counts(struct boxroot_domain *d, long pools[3], long *roots,
                             long *creations);
-/* Calls `visit` on every orphan pool, under the orphans' lock: the scan
-   of a domain that cannot adopt them (scan.c). Stop-the-world only. */
-void boxroot__domain_visit_orphans(void (*visit)(pool *p, void *data), void *data);
-
 /* Sums over the orphan rings, under their lock. */
 void boxroot__domain_orphan_counts(long *pools, long *roots, long *creations);
 /* Creations counted by pools since given back to the chunk allocator. */

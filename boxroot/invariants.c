@@ -78,7 +78,7 @@ int boxroot__testing_check_invariants(void)
 {
   int id = boxroot__compat_locked_domain();
   if (id < 0 || boxroot_status() != BOXROOT_RUNNING) return 0;
-  boxroot__check_domain(boxroot__domains[id]);
+  boxroot__check_domain(boxroot__domain_get(id));
   return 1;
 }
 

@@ -21,6 +21,7 @@
 #include "leaks.h"
 
 #if BOXROOT__IN_DEBUG_BUILD
+#include "alloc_failures.h"
 #include "chunk.h"
 #include "pool.h"
 
@@ -149,7 +150,8 @@ static void collect_pool(pool *p, void *arg)
       continue;
     if (roots->len == roots->cap) {
       size_t cap = roots->cap == 0 ? 1024 : 2 * roots->cap;
-      struct root_site *at = realloc(roots->at, cap * sizeof *at);
+      struct root_site *at = boxroot__allocation_fails(BOXROOT__ALLOC_LEAK_REPORT) ? NULL
+        : realloc(roots->at, cap * sizeof *at);
       if (at == NULL) { roots->failed = 1; return; }
       roots->at = at;
       roots->cap = cap;

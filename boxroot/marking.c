@@ -49,19 +49,26 @@
       the runtime gives new blocks (UNMARKED on 5.5 before marking
       starts, MARKED otherwise): a pool that joins before its directory
       is darkened is reached, one that joins after needs not be, for a
-      pool that holds no value (a new or free one) has nothing to mark,
-      and an orphan that was not yet reached (not MARKED) has its values
-      darkened as it joins while marking is in progress; so has one that
-      cannot be listed, even if reached: the marker that reached it may
-      not have read its slots yet, and no barrier covers an unlisted pool
-      (M3). Orphans that no domain can adopt (every domain's state
-      failed to allocate) are scanned by the domains that do not adopt
-      them (scan.c): darkened slot by slot at each cycle start, their
-      header given the allocation colour (MARKED: an adoption in that
-      cycle needs not darken them again, one in the next finds them
-      UNMARKED), and, if they left a directory during marking before
-      its marker reached them, darkened at the next minor scan (not
-      their young values, which only an adopter promotes: see scan.c).
+      pool that holds no value (a new or free one) has nothing to mark.
+      A pool that holds values is an orphan, adopted in a scan hook
+      (domain.h), and what it needs while marking is in progress depends
+      on the scan:
+      - At a minor collection's scan, its values are darkened as it joins
+        if no marker reached it (not MARKED); so are those of one that
+        cannot be listed, even if reached: the marker that reached it may
+        not have read its slots yet, and no barrier covers an unlisted
+        pool (M3).
+      - At any other scan it is never darkened, and gets the colour
+        UNMARKED and the stamp 0: these scans come before the root
+        darkening of their section, or are that darkening before it
+        darkens the directory (scan.c), which then reaches the pool (or
+        darkens it slot by slot if it is unlisted, M0). On 5.1-5.4 the
+        phase already says marking when compaction and heap verification
+        run, in the section that starts the cycle, between the colours'
+        rotation and the roots' darkening (major_gc.c,
+        stw_cycle_all_domains): a value darkened there would be MARKED,
+        which compaction reads as "moved, its first field forwards". On
+        5.5 they run in the sweep-only phase, outside marking.
       Nothing else
       reads this header: no OCaml value points into a pool (the debug
       build rejects such values), the sweeper walks only the runtime's
@@ -88,7 +95,7 @@
       from then on no marker loads its header, and its next owner may
       write it freely. The test builds check at each cycle start that
       every listed pool's header has the size of the slots handed out
-      and is UNMARKED, or MARKED (an orphan adopted in that section).
+      and is UNMARKED.
    M2 Readable fields. From a directory's darkening until its domain's
       marking is done, the marker may read any of its fields (retired
       blocks included) and any slot of the pools listed, also after they
@@ -380,21 +387,32 @@ static void darken_values(pool *p, boxroot__domain_state *state)
   boxroot__compat_darken_slots(state, p->slots, p->fresh);
 }
 
-void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int holds_values)
+void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, enum boxroot__join join)
 {
   if (!boxroot__compat_marks_pools_as_blocks()) return;
   BOXROOT__ASSERT(pool_owner(p) == id && p->listed_at == 0);
-  int darkened = 0;
+  int holds_values = join != JOIN_EMPTY;
+  int marking = holds_values && boxroot__compat_marking_in_progress();
   int reached = boxroot__compat_header_is_marked(p->block_header);
+  uintptr_t wosize = (uintptr_t)(p->fresh - p->slots);
   /* Only its owner's marker reads a directory (M0): listing first is
      safe, and tells whether the barrier will cover the pool. */
   boxroot__directory_add(boxroot__directory(id), p);
-  /* M1: an orphan that the marker has not reached, while marking is in
-     progress; or one that could not be listed, whose owner runs no
-     barrier for the rest of the cycle (M3): a marker that reached it
-     may not have read its slots yet (M2), and later deletions would
-     overwrite them. */
-  if (holds_values && boxroot__compat_marking_in_progress()
+#ifndef BOXROOT_TESTING_JOIN_DARKENS_AT_ANY_SCAN /* a broken build for tests */
+  if (marking && join == JOIN_AT_OTHER_SCAN) {
+    /* M1: the root darkening of this section, to come or under way,
+       reaches it; darkening now could be in the middle of compaction. */
+    p->block_header = boxroot__compat_unmarked_header(wosize);
+    pool_set_stamp(p, 0);
+    return;
+  }
+#endif
+  /* M1, at a minor scan: an orphan that the marker has not reached; or
+     one that could not be listed, whose owner runs no barrier for the
+     rest of the cycle (M3): a marker that reached it may not have read
+     its slots yet (M2), and later deletions would overwrite them. */
+  int darkened = 0;
+  if (marking
 #ifndef BOXROOT_TESTING_UNLISTED_ORPHANS_UNDARKENED /* a broken build */
       && (!reached || p->listed_at == 0)
 #else
@@ -408,7 +426,6 @@ void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int ho
     (void)darken_values; (void)state;
 #endif
   }
-  uintptr_t wosize = (uintptr_t)(p->fresh - p->slots);
 #ifndef BOXROOT_TESTING_JOIN_UNMARKED /* a broken build for tests */
   p->block_header = boxroot__compat_allocation_header(wosize);
 #else
@@ -430,29 +447,6 @@ void boxroot__marking_leave(pool *p, int id)
   /* M1: a hole wherever it was listed, so that the marker of this
      domain, which may still read the retired blocks, reaches it no more. */
   if (boxroot__directory_remove(boxroot__directory(id), p)) stale_marker_load(id, p);
-}
-
-void boxroot__marking_orphan_darkened(pool *p)
-{
-  if (!boxroot__compat_marks_pools_as_blocks()) return;
-  /* M1: in no directory, so no marker reads this header. Marked, as
-     blocks allocated now are: an adoption in this cycle needs not darken
-     the values again, one in the next cycle finds it UNMARKED. */
-  p->block_header = boxroot__compat_allocation_header((uintptr_t)(p->fresh - p->slots));
-}
-
-void boxroot__marking_orphan_unadopted(pool *p, boxroot__domain_state *state)
-{
-  if (!boxroot__compat_marks_pools_as_blocks() || !boxroot__compat_marking_in_progress()
-      || boxroot__compat_header_is_marked(p->block_header)) return;
-  /* It left a directory that its marker had not reached: no marker will
-     (M1). */
-#ifndef BOXROOT_TESTING_ORPHANS_UNREACHED_UNDARKENED /* a broken build for tests */
-  darken_values(p, state);
-#else
-  (void)state;
-#endif
-  boxroot__marking_orphan_darkened(p);
 }
 
 size_t boxroot__marking_unlisted(int id) { return boxroot__directory(id)->unlisted; }
@@ -483,10 +477,11 @@ void boxroot__marking_resize(pool *p)
 
 #ifdef BOXROOT_TESTING
 /* M1, at the cycle start: every pool listed is a block whose header
-   gives the slots handed out, in a colour the marker does not skip
-   (UNMARKED), or MARKED: an orphan adopted in this very section, whose
-   values were darkened as it joined, or which its previous owner's
-   marker reached (and reads the slots of). Never GARBAGE. */
+   gives the slots handed out, in the colour that the marker reads
+   (UNMARKED): a pool that joined with the allocation colour got MARKED
+   only in a cycle that ended since (the colours rotated), or UNMARKED
+   before the roots' darkening (5.5); one adopted during this cycle's
+   root-darkening section got UNMARKED (JOIN_AT_OTHER_SCAN). */
 static void check_listed_headers(struct boxroot__directory *dir)
 {
   for (size_t i = 1; i <= dir->used; i++) {
@@ -494,8 +489,7 @@ static void check_listed_headers(struct boxroot__directory *dir)
     pool *p = pool_of_slot((void *)dir->block[i]);
     BOXROOT__ASSERT(boxroot__compat_header_wosize(p->block_header)
                     == (uintptr_t)(p->fresh - p->slots));
-    BOXROOT__ASSERT(boxroot__compat_header_is_unmarked(p->block_header)
-                    || boxroot__compat_header_is_marked(p->block_header));
+    BOXROOT__ASSERT(boxroot__compat_header_is_unmarked(p->block_header));
   }
 }
 #else
@@ -520,10 +514,10 @@ void boxroot__marking_start(int id, boxroot__domain_state *domain_state)
 {
   struct boxroot__directory *dir = boxroot__directory(id);
   check_listed_headers(dir);
+  if (dir->listed == 0) return;
 #ifdef BOXROOT_TESTING_LATE_STAMP_SWITCH /* a broken build for tests */
   boxroot__marking_switch_stamp();
 #endif
-  if (dir->listed == 0) return;
   BOXROOT__WINDOW(BOXROOT__AT_STAMP_SWITCHED, id);
   /* Counted before its pools can be marked; no reset runs meanwhile
      (M4). */

@@ -11,21 +11,18 @@
    (before its owner changes, or before `p` goes on the free ring, whose
    pools hold no value and are not listed): it is listed in, or removed
    from, the domain's directory (M0), and its colour and stamp are set
-   (M1, S).
-   `holds_values`: whether `p` may hold values (an adopted orphan), which
-   are darkened if marking is in progress and the marker has not reached
-   the pool. `state`: domain id's (its lock held, or its hook). Listing
-   needs memory: a pool that cannot be listed is counted as unlisted. */
-void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, int holds_values);
+   (M1, S). `join`: how it joins, which says whether it may hold values
+   (an adopted orphan) and whether they may be darkened there (M1).
+   `state`: domain id's (its lock held, or its hook). Listing needs
+   memory: a pool that cannot be listed is counted as unlisted. */
+enum boxroot__join {
+  JOIN_EMPTY,         /* no value: fresh, or from the free ring */
+  JOIN_AT_MINOR_SCAN, /* adopted at a minor collection's scan */
+  JOIN_AT_OTHER_SCAN  /* adopted at any other scan: the root darkening,
+                         compaction, heap verification */
+};
+void boxroot__marking_join(pool *p, int id, boxroot__domain_state *state, enum boxroot__join join);
 void boxroot__marking_leave(pool *p, int id);
-
-/* An orphan that nobody adopted at a cycle start had its values darkened
-   slot by slot there (scan.c): its header says so (M1). */
-void boxroot__marking_orphan_darkened(pool *p);
-/* An orphan that nobody adopts, at a minor scan of domain_state's
-   (scan.c): while marking is in progress, if no marker reached it, its
-   old values are darkened, as an adoption would (M1). */
-void boxroot__marking_orphan_unadopted(pool *p, boxroot__domain_state *domain_state);
 
 /* `p`'s slots handed out grew (pool.c): its block's size follows (M1).
    Its owner, lock held. */

@@ -81,8 +81,10 @@
    each thread links its counter into `thread_counts` at its first such
    deletion, and folds it into `exited_threads_count` when it exits (a
    pthread key destructor; deletions by destructors that run later count
-   there directly). Readers sum them under `counts_lock`. */
+   there directly, as do those of a thread for which no key could be
+   set: out of memory). Readers sum them under `counts_lock`. */
 #include <pthread.h>
+#include "alloc_failures.h"
 #include "asserts.h"
 #include "barrier.h"
 #include "boxroot.h"
@@ -119,36 +121,47 @@ static void unlink_my_count(void *c)
   my_count_state = EXITED;
 }
 
+static int thread_exit_key_made; /* written once, in pthread_once */
+
 static void make_thread_exit_key(void)
 {
-  pthread_key_create(&thread_exit_key, unlink_my_count);
+  thread_exit_key_made = !boxroot__allocation_fails(BOXROOT__ALLOC_THREAD_KEY)
+    && pthread_key_create(&thread_exit_key, unlink_my_count) == 0;
 }
 
+/* Links my_count, if the key's destructor will unlink it: without the
+   key (none could be made) or this thread's value for it (out of
+   memory), the link would outlive the thread, and the thread counts as
+   one that exited. */
 static void link_my_count(void)
 {
   pthread_once(&thread_exit_key_once, make_thread_exit_key);
+  if (!thread_exit_key_made || boxroot__allocation_fails(BOXROOT__ALLOC_THREAD_SPECIFIC)
+      || pthread_setspecific(thread_exit_key, &my_count) != 0) {
+    my_count_state = EXITED;
+    return;
+  }
   pthread_mutex_lock(&counts_lock);
   my_count.next = thread_counts.next;
   my_count.prev = &thread_counts;
   thread_counts.next->prev = &my_count;
   thread_counts.next = &my_count;
   pthread_mutex_unlock(&counts_lock);
-  pthread_setspecific(thread_exit_key, &my_count);
   my_count_state = LINKED;
 }
 
 /* Counts a purely remote deletion: the first of this thread, or one made
-   after its key destructor ran. */
+   after its key destructor ran (or with no key: link_my_count). */
 static void count_purely_remote_slow(void)
 {
-  if (my_count_state == UNLINKED) {
-    link_my_count();
+  if (my_count_state == UNLINKED) link_my_count();
+  if (my_count_state == LINKED) {
     boxroot__store(&my_count.n, 1, RELAXED);
-  } else {
-    pthread_mutex_lock(&counts_lock);
-    exited_threads_count++;
-    pthread_mutex_unlock(&counts_lock);
+    return;
   }
+  pthread_mutex_lock(&counts_lock);
+  exited_threads_count++;
+  pthread_mutex_unlock(&counts_lock);
 }
 
 #define BITS_PER_WORD (8 * sizeof(uintptr_t))
@@ -175,23 +188,11 @@ void boxroot__remote_publish(pool *p, uintptr_t *word, uintptr_t bits,
   publish_to(p, word, bits, owner_flag);
 }
 
-/* Each domain's flag (remote.h), read without the owner's lock:
-   published with release once the domain's state is set up. */
-static int *domain_flags[BOXROOT__MAX_DOMAINS];
-
-void boxroot__remote_set_owner_flag(int id, int *flag)
-{
-  boxroot__store(&domain_flags[id], flag, RELEASE);
-}
-
-static int *domain_delayed_flag(int owner)
-{
-  return boxroot__load(&domain_flags[owner], ACQUIRE);
-}
+struct boxroot__remote_flag boxroot__remote_flags[BOXROOT__MAX_DOMAINS];
 
 static void publish(pool *p, uintptr_t *word, uintptr_t bits)
 {
-  publish_to(p, word, bits, domain_delayed_flag);
+  publish_to(p, word, bits, remote_owner_flag);
 }
 
 static void publish_run(struct boxroot__alloc_cursor *c)
@@ -222,11 +223,6 @@ void boxroot__remote_terminate(int dom)
   publish_run(c);
   c->run_word = NULL; /* no word: R1 misses, R2 publishes */
   terminated_incarnation[dom] = boxroot__compat_domain_unique_id() + 1;
-}
-
-int boxroot__remote_terminated(int dom, int incarnation)
-{
-  return terminated_incarnation[dom] == incarnation + 1;
 }
 
 /* R2. Out of line: R1 then needs no register saved. */

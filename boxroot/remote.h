@@ -14,10 +14,11 @@
    (slot-by-slot scans). */
 int boxroot__remote_free_delayed(pool *p, boxroot__domain_state *barrier_state);
 
-/* Where domain `id`'s flag is (D3; NULL: none yet), which a deletion in
-   one of its pools raises: domain.c says so as it creates and forgets
-   the domain's state. */
-void boxroot__remote_set_owner_flag(int id, int *flag);
+/* Domain `id`'s flag (D3), which a deletion in one of its pools raises:
+   on a line of its own, since other threads write it. */
+extern struct boxroot__remote_flag { _Alignas(CACHE_LINE) int raised; }
+  boxroot__remote_flags[BOXROOT__MAX_DOMAINS];
+static inline int *remote_owner_flag(int id) { return &boxroot__remote_flags[id].raised; }
 
 /* Publishes the deletions of the slots `bits` of `word`, a word of
    `p`'s delayed-free bitmap (D1-D3), for pools whose owner's flag is not
@@ -32,9 +33,6 @@ void boxroot__remote_flush(int dom);
 /* Domain `dom` terminates (its terminated hook, lock held): publishes
    its run, and makes each of its later deletions publish at once. */
 void boxroot__remote_terminate(int dom);
-/* Whether incarnation `incarnation` (its unique_id) of domain `dom` ran
-   boxroot__remote_terminate. */
-int boxroot__remote_terminated(int dom, int incarnation);
 /* How many deletions the domain of cursor `c` gathered and has not
    published yet (statistics; racy unless its lock is held). */
 static inline long remote_unpublished(struct boxroot__alloc_cursor const *c)

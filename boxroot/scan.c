@@ -20,14 +20,14 @@
    Other major scans (compaction, heap verification, OCaml 4.14's cycle
    start): every allocated slot of every pool, stopping in each pool once
    its count of allocated slots has been seen.
-   Every scan first adopts orphan pools (except on a terminated domain,
+   Every scan first adopts orphan pools, except on a terminated domain,
    which takes part in its last collections but must not take pools with
-   it: domain.h, and on one whose state could not be allocated: both
-   scan the orphans instead, scan_orphan); minor scans then move the aging hand of marking.c, and
-   they and the slot-by-slot scans reset the current pool, so that a
-   domain that creates no root between two collections scans nothing at
-   the next minor collection. Then each ring is read in one pass
-   (scan_ring): a pool's
+   it (domain.h): an adopted young pool keeps its class, so that its
+   young values are promoted in the same scan. Minor scans then move the
+   aging hand of marking.c, and they and the slot-by-slot scans reset the
+   current pool, so that a domain that creates no root between two
+   collections scans nothing at the next minor collection. Then each
+   ring is read in one pass (scan_ring): a pool's
    delayed frees are collected, its slots scanned, and it is put back
    where its occupancy calls for, while the next pool's first lines are
    already being fetched: a major scan over many pools is bound by
@@ -168,7 +168,8 @@ static long collect_ring(struct boxroot_domain *d, pool *head, boxroot__domain_s
 
 static void scan_minor(struct boxroot_domain *d, boxroot__scanner sc, boxroot__domain_state *domain_state)
 {
-  if (boxroot__load(&d->delayed_flag, SEQ_CST) && boxroot__exchange(&d->delayed_flag, 0, SEQ_CST)
+  int *flag = remote_owner_flag(d->id);
+  if (boxroot__load(flag, SEQ_CST) && boxroot__exchange(flag, 0, SEQ_CST)
       && collect_ring(d, d->old, domain_state) > 0)
     boxroot__domain_resort_ring(d, CLASS_OLD, CLASS_OLD);
   /* Afterwards no root is young: every young pool becomes old. */
@@ -193,7 +194,7 @@ static void collect_aged(pool *p, void *data)
    under way holds a pool then. */
 static void scan_major(struct boxroot_domain *d, boxroot__scanner sc)
 {
-  boxroot__store(&d->delayed_flag, 0, SEQ_CST);
+  boxroot__store(remote_owner_flag(d->id), 0, SEQ_CST);
   long scanned = scan_ring(d, CLASS_YOUNG, CLASS_YOUNG, sc, SCAN_ALL, NULL);
   scanned += scan_ring(d, CLASS_OLD, CLASS_OLD, sc, SCAN_ALL, NULL);
   d->stats.major_slots_scanned += scanned;
@@ -227,37 +228,22 @@ static void scan_darken(struct boxroot_domain *d, boxroot__scanner sc,
   d->stats.major_scans++;
 }
 
-/* Orphans that this domain cannot adopt (out of memory, or terminated)
-   are still roots: each scan of a domain that does not adopt them scans
-   them, as the adopter would, slot by slot. Normally another domain
-   adopts them in the same section; when none can, they are darkened at
-   every cycle start (M1: see boxroot__marking_orphan_darkened) and, if
-   orphaned during marking before a marker reached them, at the next
-   minor scan; compaction updates their values. Their young values are
-   promoted only by an adopter (see scan_orphan). */
-struct orphan_scan {
-  boxroot__scanner sc;
-  int minor, darkening;
-  boxroot__domain_state *state;
-};
-static void scan_orphan(pool *p, void *data)
+#if BOXROOT__TEST_HOOKS
+static int adoption_deferred; /* testing.h; atomic */
+void boxroot__testing_adopt_at_compaction_only(int on)
 {
-  struct orphan_scan *o = data;
-  if (o->minor) {
-    /* Orphaned during marking, before its marker reached it: its old
-       values. Its young ones are not promoted here: a domain that adopts
-       it in the same collection could read a value promoted here before
-       its fields are copied (an infix header), after this scan returns. */
-    if (o->state != NULL) boxroot__marking_orphan_unadopted(p, o->state);
-  } else if (o->darkening) {
-#ifndef BOXROOT_TESTING_ORPHANS_UNSCANNED /* a broken build for tests */
-    scan_pool_all_with(p, o->sc, 1);
-#endif
-    boxroot__marking_orphan_darkened(p);
-  } else {
-    scan_pool(p, o->sc, SCAN_ALL);
-  }
+  boxroot__store(&adoption_deferred, on, SEQ_CST);
 }
+static int adoption_deferred_at(int minor, int darkening)
+{
+#ifdef BOXROOT_TESTING_NO_ADOPTION_AT_MINOR_SCAN /* a broken build for tests */
+  if (minor) return 1;
+#endif
+  return (minor || darkening) && boxroot__load(&adoption_deferred, SEQ_CST);
+}
+#else
+static int adoption_deferred_at(int minor, int darkening) { (void)minor; (void)darkening; return 0; }
+#endif
 
 void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, boxroot__domain_state *domain_state)
 {
@@ -272,14 +258,9 @@ void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, boxroot__domai
      gathered, even if it owns no pool (remote.c). */
   boxroot__remote_flush(id);
   struct boxroot_domain *d = boxroot__domain_get(id);
-  /* Out of memory: it cannot own any pool. Terminated: it owns none,
-     and must not adopt. Either way, it scans the orphans. */
-  if (d == NULL) {
-    struct orphan_scan o = { sc, minor, darkening, domain_state };
-    boxroot__domain_visit_orphans(scan_orphan, &o);
-    return;
-  }
-  boxroot__domain_adopt_orphans(d, domain_state);
+  /* Terminated: it owns no pool, and must not adopt (domain.h). */
+  if (d == NULL) return;
+  if (!adoption_deferred_at(minor, darkening)) boxroot__domain_adopt_orphans(d, domain_state, minor);
   if (minor) {
     struct aging a = { d, domain_state };
     boxroot__marking_age(id, collect_aged, &a);
@@ -287,7 +268,7 @@ void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, boxroot__domai
   /* A minor collection with no young pool and no delayed free has
      nothing to do: the common case of a domain that created no root
      since the last one. Return before reading the clock. */
-  if (minor && d->young == NULL && !boxroot__load(&d->delayed_flag, SEQ_CST)) {
+  if (minor && d->young == NULL && !boxroot__load(remote_owner_flag(d->id), SEQ_CST)) {
     d->stats.minor_scans++;
     return;
   }

@@ -11,21 +11,38 @@
 extern "C" {
 #endif
 
-/* After `n` more successful pool allocations, every pool allocation
-   fails as if the OS had refused memory, until called again with a
-   negative `n` (the default, no injected failure). */
-void boxroot__testing_fail_pool_allocations_after(long n);
+/* Where the library asks for memory (or another resource that can run
+   out), as bits: the failures that a test can inject. */
+enum boxroot__alloc_site {
+  BOXROOT__ALLOC_POOL = 1 << 0,            /* a pool from the chunk allocator */
+  BOXROOT__ALLOC_CHUNK = 1 << 1,           /* a chunk's descriptor (chunk.c) */
+  BOXROOT__ALLOC_CHUNK_MAP = 1 << 2,       /* a chunk's address space (mmap) */
+  BOXROOT__ALLOC_PAGE_TABLE = 1 << 3,      /* a leaf of the page table (mmap) */
+  BOXROOT__ALLOC_SIDE_TABLES = 1 << 4,     /* the debug build's side tables */
+  BOXROOT__ALLOC_DIRECTORY = 1 << 5,       /* a directory's block (directory.c) */
+  BOXROOT__ALLOC_THREAD_KEY = 1 << 6,      /* the thread-exit key (remote.c) */
+  BOXROOT__ALLOC_THREAD_SPECIFIC = 1 << 7, /* a thread's value for that key */
+  BOXROOT__ALLOC_LEAK_REPORT = 1 << 8,     /* the debug build's leak report */
+  BOXROOT__ALLOC_ALL = (1 << 9) - 1
+};
 
-/* After `n` more successful allocations of a domain's state (domain.c),
-   every one fails as if out of memory, until called again with a
-   negative `n` (the default): such a domain owns no pool, and its hooks
-   return early. */
-void boxroot__testing_fail_domain_states_after(long n);
+/* Among the attempts to allocate at `sites`, `after` more succeed, then
+   one fails as if the OS had refused memory (with `persistent`: every
+   one from then on), until called again; `after` < 0: none fails (the
+   default). */
+void boxroot__testing_fail_allocations(unsigned sites, long after, int persistent);
+/* How many attempts to allocate at `sites` were made so far, and how
+   many of them failed by injection. */
+long boxroot__testing_allocation_attempts(unsigned sites);
+long boxroot__testing_allocation_failures(unsigned sites);
 
-/* After `n` more successful growths of a directory (directory.c), every
-   growth fails as if out of memory, until called again with a negative
-   `n` (the default). */
-void boxroot__testing_fail_directory_growth_after(long n);
+/* With `on` non-zero, orphans (domain.h) are adopted only at scans that
+   neither are a minor collection's nor darken the roots (compaction,
+   heap verification), so that a test can have them join there
+   (marking.c, M1); 0 (the default) restores adoption at every scan.
+   Meanwhile nothing promotes or darkens their values: the test makes
+   them old and marked first. */
+void boxroot__testing_adopt_at_compaction_only(int on);
 
 /* With `defer` non-zero, weak roots are cleared only in the fallback of
    weak.c (W3), so that a test can read them in the window between the

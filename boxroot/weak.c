@@ -113,13 +113,13 @@
    clearing. A slot deleted but not collected yet is cleared like a live
    one, harmlessly.
    Domains. A terminating domain (its terminated hook) gives its weak
-   pools to the weak orphan rings and is known as terminated from then
-   on, even if it never created a weak root, so that it adopts none in
-   the collections it still takes part in (they would be lost with it:
-   domain.h); the other domains adopt them at their next scan hook, and
-   clear them in this cycle's W3 if it is not over (adopting resets the
-   adopter's record of W3). The section that ends a cycle scans every
-   domain, so orphans never wait past it.
+   pools to the weak orphan rings, as it does its strong ones, and adopts
+   none in the collections it still takes part in; another domain adopts
+   them at the start of its scan in the first of them, a minor one, and
+   so promotes their young values there (W2) as the terminated domain's
+   minor heap is emptied (domain.h says why one always does), and clears
+   them in this cycle's W3 if it is not over (adopting resets the
+   adopter's record of W3).
 
    Cost: create and delete are the strong fast paths on other pools;
    get is one load, a test of the flag and a test of the value (W4);
@@ -166,7 +166,7 @@ static int make_current(struct weak_domain *wd, int id, pool *p)
   return 1;
 }
 
-static pool *refill(struct weak_domain *wd, int id)
+static pool *refill(struct weak_domain *wd, int id, void const *key)
 {
   pool *p = weak_current_pool(id);
   if (p != NULL) {
@@ -183,7 +183,7 @@ static pool *refill(struct weak_domain *wd, int id)
   boxroot__pool_reset(fresh);
   boxroot__store(&fresh->delayed_pending, 0, SEQ_CST);
   for (int i = 0; i < DELAYED_WORDS; i++) boxroot__store(&fresh->delayed_bits[i], 0, SEQ_CST);
-  pool_set_owner(fresh, id, wd->key);
+  pool_set_owner(fresh, id, key);
   pool_set_class(fresh, WEAK_YOUNG);
   ring_insert(&wd->young, fresh, 1);
   make_current(wd, id, fresh);
@@ -196,9 +196,10 @@ boxroot_weak boxroot__weak_create_slow(value v)
     return NULL;
   if (!boxroot__running_or_fail()) return NULL;
   int id = boxroot__compat_locked_domain();
-  struct weak_domain *wd = boxroot__weak_domain_get(id);
-  if (wd == NULL || refill(wd, id) == NULL) {
-    boxroot__fail(ENOMEM, "boxroot_weak_create: out of memory (could not allocate a pool)");
+  struct boxroot_domain *d = boxroot__domain_get(id);
+  if (d == NULL || refill(&boxroot__weak_domains[id], id, d->key) == NULL) {
+    boxroot__fail(ENOMEM, "boxroot_weak_create: no pool for new roots (out of memory, "
+                  "or this domain has terminated)");
     return NULL;
   }
   return boxroot_weak_create(v);
@@ -213,7 +214,7 @@ bool boxroot__weak_modify_slow(boxroot_weak *w, value v)
   if (moved == NULL) return false;
   boxroot_weak_delete(*w);
   *w = moved;
-  boxroot__weak_domains[boxroot__compat_locked_domain()]->moves++;
+  boxroot__weak_domains[boxroot__compat_locked_domain()].moves++;
   return true;
 }
 

@@ -87,8 +87,8 @@ void boxroot__weak_slice(void)
   int id = boxroot__compat_locked_domain();
   BOXROOT__WINDOW(BOXROOT__AT_SLICE_HOOK, id);
   if (id < 0) return;
-  struct weak_domain *wd = boxroot__weak_domains[id];
-  if (wd == NULL || wd->terminated || cleared_this_cycle(wd)) return;
+  struct weak_domain *wd = boxroot__weak_domain_get(id);
+  if (wd == NULL || cleared_this_cycle(wd)) return;
   BOXROOT__WINDOW(BOXROOT__AT_WEAK_CLEARING, id);
   clear_domain(wd, 0);
 }
@@ -96,8 +96,7 @@ void boxroot__weak_slice(void)
 void boxroot__weak_major_end(void)
 {
   if (boxroot_status() != BOXROOT_RUNNING) return;
-  struct weak_domain *wd = boxroot__weak_domains[0];
-  if (wd != NULL) clear_domain(wd, 0);
+  clear_domain(&boxroot__weak_domains[0], 0);
   boxroot__store(&boxroot__weak_barrier, 0, RELAXED);
 }
 

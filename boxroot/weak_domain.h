@@ -14,37 +14,41 @@
 
 /* A domain's weak state. Only the domain (lock held, or its hooks) reads
    or writes it, except `delayed_flag` (remote deleters, D3) and the
-   statistics (read while every domain is stopped: api.c). */
+   statistics (read while every domain is stopped: api.c). Its key,
+   incarnation and termination are the domain's (domain.h). */
 struct weak_domain {
-  void const *key;        /* as domain.c's: the owner's key */
-  int incarnation, terminated;
   pool *young, *old;      /* rings (W1) */
   uint64_t cleared_cycle; /* 1 + the weak cycle last cleared, or 0 (W3) */
   long cleared, collected, moves, clear_ticks, clear_stw_ticks;
   _Alignas(CACHE_LINE) int delayed_flag;
 };
 
-/* Each domain's weak state, NULL until its first weak root; published
-   with release (read by deleters). */
-extern struct weak_domain *boxroot__weak_domains[BOXROOT__MAX_DOMAINS];
+/* Every domain id's weak state, as domain.h's states: 128 bytes each,
+   512 KiB in all, touched only for the ids in use. */
+extern struct weak_domain boxroot__weak_domains[BOXROOT__MAX_DOMAINS];
 
-/* Domain id's weak state, created on first use: NULL if out of memory,
-   or if that domain has terminated. Its lock held, or its hook. */
-struct weak_domain *boxroot__weak_domain_get(int id);
+/* Domain id's weak state, NULL if that domain has terminated. Its lock
+   held, or its hook. */
+static inline struct weak_domain *boxroot__weak_domain_get(int id)
+{
+  return boxroot__domain_get(id) == NULL ? NULL : &boxroot__weak_domains[id];
+}
 
 /* Domain id's weak state at its scan hook, with the orphans of
    terminated domains adopted (they are cleared in this cycle's W3 if it
-   is not over); NULL if it has none, or terminated. */
+   is not over); NULL if that domain has terminated. */
 struct weak_domain *boxroot__weak_domain_adopting(int id);
 
 /* `p`, emptied by the clearing, goes back to the chunk allocator
    (`decommit`: whether its memory may be decommitted, marking.c, M2). */
 void boxroot__weak_pool_retire(pool *p, int decommit);
 
-/* The domain-termination hook (compat_ocaml5.c): domain id's weak pools
-   become orphans. */
-void boxroot__weak_terminate(int id);
-/* Teardown: forgets every weak pool (the chunk allocator unmaps them). */
+/* The domain-termination hook (compat_ocaml5.c), after
+   boxroot__domain_terminate: domain id's weak pools become orphans,
+   unless `alone` (domain.h). */
+void boxroot__weak_terminate(int id, int alone);
+/* Teardown: resets the cursors and forgets the orphans (as domain.h's
+   states, the weak states keep rings that are unmapped next). */
 void boxroot__weak_forget_all(void);
 /* Adds the weak counters to `out`, while no domain runs (api.c's
    read protocol of the statistics). */

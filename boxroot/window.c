@@ -7,16 +7,6 @@
 #include "atomics.h"
 #include "testing.h"
 
-int boxroot__injected_failure(long *allowed)
-{
-  long n = boxroot__load(allowed, SEQ_CST);
-  while (n >= 0) {
-    if (n == 0) return 1;
-    if (boxroot__cas_weak(allowed, &n, n - 1, SEQ_CST)) return 0;
-  }
-  return 0;
-}
-
 uint64_t boxroot__window_cycle_offset_value;
 
 void boxroot__testing_cycle_offset(uint64_t offset)

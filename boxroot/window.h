@@ -49,10 +49,6 @@ enum boxroot__window_point {
 
 #if BOXROOT__TEST_HOOKS
 void boxroot__window_reached(enum boxroot__window_point at, int domain);
-/* Failure injection (testing.h): `*allowed` successes remain before every
-   attempt fails, or -1 for none injected. Whether this attempt fails
-   (and counts it down if not). Atomic. */
-int boxroot__injected_failure(long *allowed);
 /* How many cycles the counts of marking.c and weak.c start further on
    (testing.h). */
 extern uint64_t boxroot__window_cycle_offset_value; /* atomic */

@@ -29,7 +29,15 @@ external create_foreign_thread : int -> int = "test_create_foreign_thread"
 (* Test builds only (testing.h); they raise Failure otherwise. *)
 external fail_directory_growth_after : int -> unit = "test_fail_directory_growth_after"
 external cycle_offset : int -> unit = "test_cycle_offset"
-external fail_domain_states_after : int -> unit = "test_fail_domain_states_after"
+(* The library's allocations (testing.h): among the attempts at [sites]
+   (a mask: bit i is the site of enum boxroot__alloc_site with value
+   1 lsl i), [after] more succeed, then one fails, or every one if
+   [persistent]; [after] < 0: none. *)
+external fail_allocations : int -> int -> bool -> unit = "test_fail_allocations"
+external allocation_attempts : int -> int = "test_allocation_attempts"
+external allocation_failures : int -> int = "test_allocation_failures"
+external alloc_sites_all : unit -> int = "test_alloc_sites_all"
+external adopt_at_compaction_only : bool -> unit = "test_adopt_at_compaction_only"
 external retired_directory_blocks : unit -> int = "test_retired_directory_blocks"
 external stale_marker : bool -> unit = "test_stale_marker"
 external domain_id : unit -> int = "test_domain_id"
@@ -90,6 +98,10 @@ let install_ballast ~control =
   owner
 
 external request_marking : unit -> unit = "test_request_marking"
+
+(* Completes the current major cycle and the start of the next, which
+   compacts the heap (OCaml 5.2 and later); false elsewhere. *)
+external finish_cycle_compacting : unit -> bool = "test_finish_cycle_compacting"
 
 let drive_into_marking () =
   let rec go k =

@@ -106,7 +106,7 @@ value test_print_stats(value unit) { (void)unit; boxroot_print_stats(); return V
 value test_fail_pool_allocations_after(value n)
 {
 #if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
-  boxroot__testing_fail_pool_allocations_after(Long_val(n));
+  boxroot__testing_fail_allocations(BOXROOT__ALLOC_POOL, Long_val(n), 1);
   return Val_unit;
 #else
   (void)n;
@@ -225,11 +225,25 @@ value test_request_marking(value unit)
   return Val_unit;
 }
 
+/* Completes the current major cycle and the next cycle's start, which
+   compacts the heap (OCaml 5.2 and later: one cycle, where Gc.compact
+   runs three). Returns false where there is no such cycle. */
+value test_finish_cycle_compacting(value unit)
+{
+  (void)unit;
+#if BOXROOT_MULTICORE && OCAML_VERSION_MINOR >= 2
+  caml_finish_major_cycle(1);
+  return Val_true;
+#else
+  return Val_false;
+#endif
+}
+
 /* Test-build entry points (testing.h); they fail in other builds. */
 #if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
 value test_fail_directory_growth_after(value n)
 {
-  boxroot__testing_fail_directory_growth_after(Long_val(n));
+  boxroot__testing_fail_allocations(BOXROOT__ALLOC_DIRECTORY, Long_val(n), 1);
   return Val_unit;
 }
 value test_cycle_offset(value n)
@@ -247,6 +261,26 @@ value test_stale_marker(value on)
   boxroot__testing_stale_marker(Bool_val(on));
   return Val_unit;
 }
+value test_fail_allocations(value sites, value after, value persistent)
+{
+  boxroot__testing_fail_allocations((unsigned)Long_val(sites), Long_val(after),
+                                    Bool_val(persistent));
+  return Val_unit;
+}
+value test_allocation_attempts(value sites)
+{
+  return Val_long(boxroot__testing_allocation_attempts((unsigned)Long_val(sites)));
+}
+value test_allocation_failures(value sites)
+{
+  return Val_long(boxroot__testing_allocation_failures((unsigned)Long_val(sites)));
+}
+value test_alloc_sites_all(value unit) { (void)unit; return Val_long(BOXROOT__ALLOC_ALL); }
+value test_adopt_at_compaction_only(value on)
+{
+  boxroot__testing_adopt_at_compaction_only(Bool_val(on));
+  return Val_unit;
+}
 #else
 static value not_a_test_build(value v)
 {
@@ -257,6 +291,15 @@ value test_fail_directory_growth_after(value n) { return not_a_test_build(n); }
 value test_cycle_offset(value n) { return not_a_test_build(n); }
 value test_retired_directory_blocks(value unit) { return not_a_test_build(unit); }
 value test_stale_marker(value on) { return not_a_test_build(on); }
+value test_fail_allocations(value sites, value after, value persistent)
+{
+  (void)after; (void)persistent;
+  return not_a_test_build(sites);
+}
+value test_allocation_attempts(value sites) { return not_a_test_build(sites); }
+value test_allocation_failures(value sites) { return not_a_test_build(sites); }
+value test_alloc_sites_all(value unit) { return not_a_test_build(unit); }
+value test_adopt_at_compaction_only(value on) { return not_a_test_build(on); }
 #endif
 
 /* The id of this thread's domain (0 on OCaml 4.14). */
@@ -266,12 +309,3 @@ value test_domain_id(value unit)
   return Val_int(boxroot__compat_locked_domain());
 }
 
-#if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
-value test_fail_domain_states_after(value n)
-{
-  boxroot__testing_fail_domain_states_after(Long_val(n));
-  return Val_unit;
-}
-#else
-value test_fail_domain_states_after(value n) { return not_a_test_build(n); }
-#endif

@@ -184,14 +184,14 @@ value cpp_failure_message(value unit) {
   bool intact = true;
   {
     std::vector<ocaml::Root> roots;
-    boxroot__testing_fail_pool_allocations_after(0);
+    boxroot__testing_fail_allocations(BOXROOT__ALLOC_POOL, 0, 1);
     try {
       for (long i = 0; i < 10000000; i++) roots.emplace_back(Val_long(i));
     } catch (ocaml::BoxrootError const &e) {
       message = e.what();
       code = e.error_code();
     }
-    boxroot__testing_fail_pool_allocations_after(-1);
+    boxroot__testing_fail_allocations(BOXROOT__ALLOC_POOL, -1, 1);
     collect_all();
     for (size_t i = 0; i < roots.size(); i++) intact = intact && roots[i].get() == Val_long(i);
   }

@@ -83,6 +83,6 @@ value mp_clear(value vs)
 #include "testing.h"
 value mp_fail_directory_growth_after(value n)
 {
-  boxroot__testing_fail_directory_growth_after(Long_val(n));
+  boxroot__testing_fail_allocations(BOXROOT__ALLOC_DIRECTORY, Long_val(n), 1);
   return Val_unit;
 }

@@ -120,6 +120,29 @@ value weak_test_defer_clearing(value b)
   return Val_unit;
 }
 
+/* Every scan hook of domain `domain` waits `ms` ms at its start (a
+   window point: window.h), so that the other domains' hooks in the same
+   stop-the-world section run first; `ms` = 0 stops that. */
+#include <time.h>
+#include "window.h"
+static int delayed_domain;
+static long delay_ms;
+static void delay_scans(int point, int domain, void *data)
+{
+  (void)data;
+  if (point != BOXROOT__AT_SCAN_HOOK || domain != delayed_domain) return;
+  struct timespec t = { delay_ms / 1000, (delay_ms % 1000) * 1000000 };
+  nanosleep(&t, NULL);
+}
+
+value weak_test_delay_scans(value domain, value ms)
+{
+  delayed_domain = Int_val(domain);
+  delay_ms = Long_val(ms);
+  boxroot__testing_window_callback(delay_ms > 0 ? delay_scans : NULL, NULL);
+  return Val_unit;
+}
+
 #include "pool.h"
 value weak_test_debug(value w)
 {

@@ -12,6 +12,7 @@ external of_boxroot : Boxroot_test.root -> t = "weak_test_of_boxroot"
 external count_full : t array -> int -> int -> int = "weak_test_count_full" [@@noalloc]
 external phase : unit -> int = "weak_test_phase" [@@noalloc]
 external defer_clearing : bool -> unit = "weak_test_defer_clearing"
+external delay_scans : int -> int -> unit = "weak_test_delay_scans"
 
 let idle = 0 and marking = 1 and cleaning = 2
 

@@ -204,10 +204,9 @@ type focus =
   | Termination   (* worker 1 terminates after its share (its
                      pools adopted during marking) *)
   | Stateless     (* M5: this domain slow, its stamps made current
-                     outside marking, and a domain with no state of its
-                     own (an injected allocation failure, at an id never
-                     used: its hook returns early) takes a part of this
-                     domain's share *)
+                     outside marking, and a domain that owns no pool
+                     (its hook has nothing to darken) takes a part of
+                     this domain's share *)
   | Growth        (* worker 1 grows its directory during marking, then
                      frees older pools, which a new domain takes *)
 
@@ -348,7 +347,7 @@ let run seed =
     let inside = Array.make domains false in
     set_marking_on false;
     (* The stateless domain takes half of this domain's share, and
-       modifies those roots to immediates (it could create none). *)
+       modifies those roots to immediates (it creates none). *)
     let helper_share =
       let d = shares.(0).drops in
       let h = Array.length d / 2 in
@@ -363,7 +362,6 @@ let run seed =
     let helper =
       if focus <> Stateless then None
       else begin
-        fail_domain_states_after 0;
         let sd = pick 1_000_000 in
         Some (Domain.spawn (fun () ->
             let wr = Random.State.make [| sd |] in
@@ -420,7 +418,7 @@ let run seed =
     set_marking_on true;
     for k = 1 to workers do await k done;
     let helper_inside = match helper with
-      | Some d -> let i = Domain.join d in fail_domain_states_after (-1); i
+      | Some d -> Domain.join d
       | None -> false in
     disarm ();
     print_string @@ Printf.sprintf "seed %d, round %d: %s, slow %d, in the window:%s%s" seed r

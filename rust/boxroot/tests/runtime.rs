@@ -9,8 +9,13 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 
 extern "C" {
-    // boxroot/testing.h: makes the C library's pool allocations fail.
-    fn boxroot__testing_fail_pool_allocations_after(n: std::os::raw::c_long);
+    // boxroot/testing.h: makes the C library's allocations fail (sites 1:
+    // pools; after < 0: none).
+    fn boxroot__testing_fail_allocations(
+        sites: std::os::raw::c_uint,
+        after: std::os::raw::c_long,
+        persistent: std::os::raw::c_int,
+    );
 }
 
 const MANY: usize = 20_000;
@@ -248,7 +253,7 @@ fn panics_leak_no_root(gc: &mut Runtime) {
 fn allocation_failure_is_an_error(gc: &mut Runtime) {
     let base = alive(gc);
     let mut roots = Vec::new();
-    unsafe { boxroot__testing_fail_pool_allocations_after(0) };
+    unsafe { boxroot__testing_fail_allocations(1, 0, 1) };
     let failure = loop {
         match Root::try_create(gc, val_long(roots.len() as isize)) {
             Ok(r) => roots.push(r),
@@ -271,7 +276,7 @@ fn allocation_failure_is_an_error(gc: &mut Runtime) {
         "panic message: {}",
         message
     );
-    unsafe { boxroot__testing_fail_pool_allocations_after(-1) };
+    unsafe { boxroot__testing_fail_allocations(1, -1, 1) };
     // Nothing was lost on the way.
     gc.full_major();
     for (i, r) in roots.iter().enumerate() {
