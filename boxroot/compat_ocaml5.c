@@ -2,8 +2,8 @@
    (ocaml_compat.h says what differs from OCaml 4.14, and why).
 
    The root-scanning hook runs once per domain at every minor collection
-   and at the start of every major cycle (and for compaction), always in
-   a stop-the-world section, on the domain's own thread or on its backup
+   and at the start of every major cycle (and for compaction and heap
+   verification), always in a stop-the-world section, on the domain's own thread or on its backup
    thread while the domain is in a blocking section: either way on behalf
    of the domain whose roots it scans (scan.c). The termination hook runs
    on the terminating domain, lock held, before its last minor collection
@@ -26,6 +26,13 @@
 #include "weak_clearing.h"
 #include "weak_domain.h"
 #include "window.h"
+
+/* Domain ids index static arrays (domain.h): a runtime that allowed more
+   domains would overrun them, so it does not compile. */
+#ifdef Max_domains_max
+_Static_assert(Max_domains_max <= BOXROOT__MAX_DOMAINS,
+               "BOXROOT__MAX_DOMAINS is below the runtime's Max_domains_max");
+#endif
 
 /* The one conversion between the two types (ocaml_compat.h). */
 static boxroot__domain_state *of_caml(caml_domain_state *s) { return (boxroot__domain_state *)s; }

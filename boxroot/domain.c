@@ -65,7 +65,7 @@ static void const *own_key(int id)
 struct boxroot_domain *boxroot__domain_get(int id)
 {
   struct boxroot_domain *d = &boxroot__domains[id];
-  int incarnation = boxroot__compat_domain_unique_id() + 1;
+  uintnat incarnation = boxroot__compat_domain_unique_id() + 1;
   if (d->incarnation != incarnation) {
     /* A new incarnation: the previous one emptied the rings as it
        terminated (or never had any). */

@@ -21,7 +21,13 @@
    gets no pool for new roots (creation fails). Another domain always
    adopts them in the first collection after the hook, at the start of
    its scan, before it promotes: the young values they hold are promoted
-   there, as the terminated domain's minor heap is emptied. For every
+   there, as the terminated domain's minor heap is emptied. (On 5.5 that
+   collection may be one whose section darkens roots, where a domain
+   that left root marking early terminates before another reaches its
+   darkening scan: the adopter lists them UNMARKED with the stamp 0
+   (marking.c, M1) while they still hold young values, which the marker
+   skips, and which the terminated domain's last minor collection
+   promotes.) For every
    running domain scans in every collection (each stop-the-world section
    that scans roots starts with a minor collection, in which the
    terminating domain's minor heap is emptied at the latest), and the
@@ -80,10 +86,10 @@ struct domain_stats {
 
 struct boxroot_domain {
   int id;
+  int terminated;   /* the incarnation below ran its terminated hook */
   void const *key;  /* boxroot__compat_domain_key() of domain id */
-  int incarnation;  /* 1 + unique_id of the OCaml domain last seen with
-                       this id; 0: never used */
-  int terminated;   /* that incarnation ran its terminated hook */
+  uintnat incarnation; /* 1 + unique_id of the OCaml domain last seen with
+                          this id; 0: never used */
   pool *young, *old, *free;
   int free_count;
   struct domain_stats stats;

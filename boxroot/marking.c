@@ -156,8 +156,9 @@
         its roots before its owner's hook darkens them (M5).
       Filling a slot needs no barrier: the new value is in the snapshot,
       or allocated during the cycle and therefore marked. The cycle starts
-      with a minor collection, so pools hold no young value then; young
-      values stored later are ignored by the marker.
+      with a minor collection, so pools hold no young value then (but
+      orphans adopted at a darkening scan on 5.5, domain.h); young values
+      stored later are ignored by the marker.
    M4 The flag. `boxroot__marking_epoch` is 0 unless some domain's mark
       stack may hold pools. Directories are pushed only when a cycle
       starts marking (below), and a domain's stack is empty once its

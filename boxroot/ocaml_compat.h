@@ -148,8 +148,9 @@ static inline int boxroot__compat_locked_domain(void)
   return state->id;
 }
 
-/* The unique id of the domain this thread runs on (lock held). */
-static inline int boxroot__compat_domain_unique_id(void)
+/* The unique id of the domain this thread runs on (lock held). As wide
+   as the runtime's counter: it never wraps in a program's life. */
+static inline uintnat boxroot__compat_domain_unique_id(void)
 {
   return Caml_state->unique_id;
 }
@@ -218,7 +219,7 @@ static inline int boxroot__compat_locked_domain(void)
     ? 0 : -1;
 }
 
-static inline int boxroot__compat_domain_unique_id(void) { return 0; }
+static inline uintnat boxroot__compat_domain_unique_id(void) { return 0; }
 
 /* Domain keys (see above): domain 0's is the address of the epoch. */
 static inline void const *boxroot__compat_lock_key(void)

@@ -215,7 +215,7 @@ void boxroot__remote_flush(int dom)
    domain still runs finalisers (of its young custom blocks, in its last
    minor collection) whose deletions no later scan of it would publish:
    it publishes them at once instead of gathering runs. */
-static int terminated_incarnation[BOXROOT__MAX_DOMAINS];
+static uintnat terminated_incarnation[BOXROOT__MAX_DOMAINS];
 
 void boxroot__remote_terminate(int dom)
 {
