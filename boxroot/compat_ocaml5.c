@@ -22,6 +22,7 @@
 #include <caml/major_gc.h>
 #include <caml/shared_heap.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include "domain.h"
 #include "weak_clearing.h"
 #include "weak_domain.h"
@@ -121,17 +122,24 @@ static void terminated_hook(void)
   hook_exit();
 }
 
-/* Chains `mine` in front of the hook in `*hook`. The hook it replaces is
-   stored in `*previous` before `mine` is published, with release, and
-   read with acquire by `mine`: a domain that calls `mine` as soon as it
-   is published (a slice, a termination, or on OCaml 5.5 a domain still
-   darkening its roots while another sets boxroot up) also calls the hook
-   it replaced, such as systhreads' scan of the other threads' stacks. */
-#define CHAIN_HOOK(hook, mine, previous) do {                              \
-    __typeof__(*(hook)) chain_seen = boxroot__load((hook), SEQ_CST);       \
+/* The runtime declares its hooks C11 `_Atomic`: they are accessed with
+   <stdatomic.h>'s explicit functions (clang refuses atomics.h's
+   `__atomic` builtins on `_Atomic` objects); our own fields keep
+   atomics.h. */
+
+/* Chains `mine` in front of the hook in `*hook`, of type `type`. The hook
+   it replaces is stored in `*previous` before `mine` is published, with
+   release, and read with acquire by `mine`: a domain that calls `mine` as
+   soon as it is published (a slice, a termination, or on OCaml 5.5 a
+   domain still darkening its roots while another sets boxroot up) also
+   calls the hook it replaced, such as systhreads' scan of the other
+   threads' stacks. */
+#define CHAIN_HOOK(type, hook, mine, previous) do {                         \
+    type chain_seen = atomic_load_explicit((hook), memory_order_seq_cst);    \
     do {                                                                   \
       if (!PREVIOUS_STORED_LATE) boxroot__store((previous), chain_seen, RELEASE); \
-    } while (!boxroot__cas_weak((hook), &chain_seen, (mine), SEQ_CST));     \
+    } while (!atomic_compare_exchange_weak_explicit((hook), &chain_seen, (mine), \
+               memory_order_seq_cst, memory_order_relaxed));               \
     BOXROOT__WINDOW(BOXROOT__AT_HOOK_PUBLISHED, -1);                       \
     if (PREVIOUS_STORED_LATE) boxroot__store((previous), chain_seen, RELEASE); \
   } while (0)
@@ -141,29 +149,36 @@ static void terminated_hook(void)
 #define PREVIOUS_STORED_LATE 1
 #endif
 
+/* Puts back the hook that `mine` replaced, unless another was chained in
+   front of it since. */
+#define UNCHAIN_HOOK(type, hook, mine, previous) do {                       \
+    type unchain_mine = (mine);                                            \
+    atomic_compare_exchange_strong_explicit((hook), &unchain_mine,          \
+      boxroot__load((previous), RELAXED), memory_order_seq_cst,            \
+      memory_order_relaxed);                                               \
+  } while (0)
+
 void boxroot__compat_install_hooks(void)
 {
   boxroot__store(&hooks_enabled, 1, SEQ_CST);
-  CHAIN_HOOK(&caml_scan_roots_hook, scan_hook, &previous_scan_hook);
-  CHAIN_HOOK(&caml_domain_terminated_hook, terminated_hook, &previous_terminated_hook);
-  CHAIN_HOOK(&caml_major_slice_begin_hook, slice_begin_hook, &previous_slice_begin_hook);
-  CHAIN_HOOK(&caml_major_slice_end_hook, slice_end_hook, &previous_slice_end_hook);
+  CHAIN_HOOK(scan_roots_hook, &caml_scan_roots_hook, scan_hook, &previous_scan_hook);
+  CHAIN_HOOK(caml_timing_hook, &caml_domain_terminated_hook, terminated_hook,
+             &previous_terminated_hook);
+  CHAIN_HOOK(caml_timing_hook, &caml_major_slice_begin_hook, slice_begin_hook,
+             &previous_slice_begin_hook);
+  CHAIN_HOOK(caml_timing_hook, &caml_major_slice_end_hook, slice_end_hook,
+             &previous_slice_end_hook);
 }
 
 void boxroot__compat_remove_hooks(void)
 {
-  scan_roots_hook mine = scan_hook;
-  boxroot__cas_strong(&caml_scan_roots_hook, &mine,
-                      boxroot__load(&previous_scan_hook, RELAXED), SEQ_CST);
-  caml_timing_hook mine_t = terminated_hook;
-  boxroot__cas_strong(&caml_domain_terminated_hook, &mine_t,
-                      boxroot__load(&previous_terminated_hook, RELAXED),
-                      SEQ_CST);
-  caml_timing_hook mine_b = slice_begin_hook, mine_e = slice_end_hook;
-  boxroot__cas_strong(&caml_major_slice_begin_hook, &mine_b,
-                      boxroot__load(&previous_slice_begin_hook, RELAXED), SEQ_CST);
-  boxroot__cas_strong(&caml_major_slice_end_hook, &mine_e,
-                      boxroot__load(&previous_slice_end_hook, RELAXED), SEQ_CST);
+  UNCHAIN_HOOK(scan_roots_hook, &caml_scan_roots_hook, scan_hook, &previous_scan_hook);
+  UNCHAIN_HOOK(caml_timing_hook, &caml_domain_terminated_hook, terminated_hook,
+               &previous_terminated_hook);
+  UNCHAIN_HOOK(caml_timing_hook, &caml_major_slice_begin_hook, slice_begin_hook,
+               &previous_slice_begin_hook);
+  UNCHAIN_HOOK(caml_timing_hook, &caml_major_slice_end_hook, slice_end_hook,
+               &previous_slice_end_hook);
   boxroot__store(&hooks_enabled, 0, SEQ_CST);
   BOXROOT__WINDOW(BOXROOT__AT_TEARDOWN, boxroot__compat_locked_domain());
   /* The calls in flight end without the caller's help: none waits for
