@@ -16,6 +16,14 @@ extern "C" {
    negative `n` (the default, no injected failure). */
 void boxroot__testing_fail_pool_allocations_after(long n);
 
+/* How many ranges the chunk allocator gave back to the system (madvise)
+   that the system, with pages of the size the build pretends
+   (-DBOXROOT_TESTING_PAGE_SIZE, or the system's), would refuse or
+   extend over a pool that must keep its memory: in use, given back
+   while the marker may read it, or free to hand out meanwhile
+   (chunk.c). The first one is printed on stderr. */
+long boxroot__testing_decommit_violations(void);
+
 /* After `n` more successful allocations of a domain's state (domain.c),
    every one fails as if out of memory, until called again with a
    negative `n` (the default): such a domain owns no pool, and its hooks
