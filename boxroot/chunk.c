@@ -23,6 +23,8 @@
    back, outside the lock. The page size is asked once, at the first
    chunk; a span is at most CHUNK_ALIGN, or nothing is decommitted. */
 #define _GNU_SOURCE
+/* First: boxroot.h stops the build where mmap is missing (Windows). */
+#include "chunk.h"
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -30,7 +32,6 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "chunk.h"
 #include "testing.h"
 #include "window.h"
 

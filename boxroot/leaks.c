@@ -12,12 +12,13 @@
    that may miss or repeat a root otherwise. The release build records
    nothing, and its report says so. */
 #define _GNU_SOURCE
+/* First: it stops the build where dladdr is missing (Windows). */
+#include "boxroot.h"
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "boxroot.h"
 #include "leaks.h"
 
 #if BOXROOT__IN_DEBUG_BUILD
