@@ -54,7 +54,7 @@ boxroot/test/page_size/page64/test_page_size.exe|core|
 boxroot/test/debug/test_debug.exe|children|
 boxroot/test/debug/test_leaks.exe|children|
 boxroot/test/debug/test_model.exe||BOXROOT_TEST_OPS=100000
-boxroot/test/broken/test_hazard.exe|core|BOXROOT_HAZARD_EXPECT_LOSS=1 BOXROOT_HAZARD_N=5000 BOXROOT_HAZARD_BALLAST=2000000
+boxroot/test/broken/test_hazard.exe|core|BOXROOT_HAZARD_EXPECT_LOSS=1 BOXROOT_HAZARD_N=5000
 boxroot/test/broken/decommit_pools/test_page_size.exe|core|BOXROOT_PAGE_EXPECT_VIOLATIONS=1
 '
 
