@@ -48,8 +48,6 @@ let () =
   Printf.printf "half the 64 KiB pages emptied: %d roots deleted, %d pools decommitted\n%!"
     deleted after_pages;
   check (wrong () = 0) "the roots left hold their values";
-  if not expect_violations then
-    check (after_pages > after_fragmenting) "emptied pages given back";
   (* Pools given back while the marker may read them keep their memory,
      and so do the pages that hold them. *)
   if drive_into_marking () then begin
@@ -62,7 +60,14 @@ let () =
   let n = fill pools in
   check (wrong () = 0) "filled %d roots again in %d pools" n pools;
   ignore (delete_all ());
-  Printf.printf "refilled and emptied: %d pools decommitted\n%!" (decommitted ());
+  let at_end = decommitted () in
+  Printf.printf "refilled and emptied: %d pools decommitted\n%!" at_end;
+  (* Pools given back while the marker may read them keep their memory
+     until handed out again, and so do their pages: on OCaml 5.3, whose
+     cycles start by marking, the pages emptied above may all hold one;
+     refilled and emptied, they all go back. *)
+  if not expect_violations then
+    check (at_end > after_fragmenting) "emptied pages given back";
   let v = violations () in
   if expect_violations then
     check (v > 0) "the build that gives back single pools gave back %d ranges that it must not" v
