@@ -38,8 +38,9 @@
 # OCAML_TARGET=aarch64-linux-gnu: a cross compiler from this machine to
 #   Linux on ARM64 (OCaml's INSTALL.adoc, "Building a cross compiler"),
 #   cached as $BOXROOT_CACHE/ocaml-<version>-aarch64; Debian's
-#   gcc-aarch64-linux-gnu is installed if missing. It is built by the
-#   native compiler of the same version (found or built first, as above),
+#   gcc-aarch64-linux-gnu and libc6-dev-arm64-cross are installed if
+#   missing. It is built by the native compiler of the same version
+#   (found or built first, as above),
 #   whose environment is printed, plus OCAMLFIND_CONF naming a findlib
 #   configuration with the toolchain `aarch64` (`dune build -x aarch64`)
 #   and BOXROOT_CROSS_PREFIX, the cross compiler's prefix. OCaml 5 only.
@@ -223,9 +224,12 @@ else
       log "installing $OCAML_CC from Debian"
       apt_install "$OCAML_CC"
     fi
-    if [ -n "$cross" ] && [ -z "$headers_only" ] && ! command -v "$cross-gcc" >/dev/null 2>&1; then
-      log "installing gcc-$cross from Debian"
-      apt_install "gcc-$cross"
+    # The C library's headers come with gcc only as a recommended
+    # package, which an apt configured without recommends skips.
+    if [ -n "$cross" ] && [ -z "$headers_only" ] && { ! command -v "$cross-gcc" >/dev/null 2>&1 \
+         || [ ! -e "/usr/$cross/include/stdio.h" ]; }; then
+      log "installing gcc-$cross and libc6-dev-arm64-cross from Debian"
+      apt_install "gcc-$cross" libc6-dev-arm64-cross
     fi
     build="$cache/build-${full:-$series}$variant"
     rm -rf "$build"; mkdir -p "$build"
