@@ -62,7 +62,10 @@ struct chunk {
   struct chunk *next;
   char *base;
   int huge;                    /* advised MADV_HUGEPAGE */
-  uint64_t pools_in_use[CHUNK_WORDS]; /* atomic */
+  /* Written under the lock with release RMWs; read with acquire by
+     boxroot__chunk_classify without it (publication, atomics.h: a pool
+     seen in use was carved and filled first), relaxed under the lock. */
+  uint64_t pools_in_use[CHUNK_WORDS];
   /* Free pools that keep their memory, free pools without (above).
      Under the lock. */
   uint64_t pools_pinned[CHUNK_WORDS], pools_decommitted[CHUNK_WORDS];
@@ -77,7 +80,10 @@ struct chunk {
 };
 #define SIDE_TABLES_SIZE (POOLS_PER_CHUNK * POOL_SLOTS * sizeof(uintptr_t))
 
-/* Entries are read without the lock (boxroot__chunk_classify): atomic accesses. */
+/* Entries are written under the lock and read without it
+   (boxroot__chunk_classify): a leaf or a chunk is published with a
+   release store once set up, read with acquire (publication, atomics.h);
+   the lock holder's own reads are relaxed. */
 typedef struct chunk *page_table_entry;
 static page_table_entry *chunk_page_table[(size_t)1 << ROOT_LOG_ENTRIES];
 

@@ -44,6 +44,9 @@ void boxroot__compat_point_thread_cursor(int id)
   boxroot__thread_cursor.pool = &boxroot__alloc_cursor[id].pool;
 }
 
+/* The hooks ours replaced: stored with release before ours is published,
+   read by ours once the runtime's load of ours made that store visible
+   (publication, atomics.h: CHAIN_HOOK and previous_timing_hook say how). */
 static scan_roots_hook previous_scan_hook;
 static caml_timing_hook previous_terminated_hook;
 static caml_timing_hook previous_slice_begin_hook, previous_slice_end_hook;
@@ -377,6 +380,9 @@ struct visit {
   void (*shared)(void *data);
   void *data;
   caml_domain_state *leader;
+  /* Counted with release once a participant's writes are done, waited
+     for with acquire (publication, atomics.h): the leader reads what the
+     participants added, and they read what the leader did. */
   int arrived;  /* atomic: participants done with their own id */
   int released; /* atomic: the leader is done, they may go */
   int left;     /* atomic: participants that will not touch the visit again */

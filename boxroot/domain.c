@@ -8,6 +8,9 @@
 #include "remote.h"
 #include "window.h"
 
+/* Written once per domain by its lock holder (or hook) with release once
+   the state is set up, read with acquire by the statistics' readers
+   (publication, atomics.h); the lock holder reads its own plainly. */
 struct boxroot_domain *boxroot__domains[BOXROOT__MAX_DOMAINS];
 
 /* Its free list is empty (it ends at the pool's own address), so the
@@ -27,7 +30,7 @@ static pthread_mutex_t domains_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Creations made in pools since given back to the chunk allocator, which
    resets them (statistics: api.c sums these and the live pools'). */
-static long retired_creations; /* atomic */
+static long retired_creations; /* atomic, relaxed (statistics) */
 
 static void retire_pool(pool *p)
 {
@@ -267,7 +270,12 @@ void boxroot__domain_resort_ring(struct boxroot_domain *d, int cls, int new_cls)
 /* ---- orphans ---- */
 
 static pool *orphan_young, *orphan_old;
-static int orphans_present; /* atomic: read without domains_lock */
+/* Written under domains_lock, read without it as a hint: a reader that
+   sees 1 takes the lock, which orders what it reads next. That a scan
+   sees the 1 of a termination before it is the runtime's ordering of
+   the terminated hook before that scan, not this flag's order.
+   SEQ_CST: off every fast path. */
+static int orphans_present;
 
 static void orphan_all(struct boxroot_domain *d)
 {

@@ -72,7 +72,8 @@ struct boxroot_domain {
   int free_count;
   struct domain_stats stats;
   /* Set by remote deleters when one of our pools got delayed frees
-     (remote.c); on its own line since other threads write it. */
+     (remote.c, D3: sequentially consistent, as the protocol's other
+     words); on its own line since other threads write it. */
   _Alignas(CACHE_LINE) int delayed_flag;
 };
 

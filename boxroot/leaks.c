@@ -115,7 +115,8 @@ static uintptr_t *side_entry(void *slot)
 void boxroot__leaks_record(void *slot, uintptr_t site)
 {
   pthread_once(&at_exit_once, register_at_exit);
-  /* Atomic: a report on another thread may read it. */
+  /* Atomic, relaxed: a report on another thread may read it, and wants
+     the site, not what was written before it. */
   boxroot__store(side_entry(slot), site, RELAXED);
 }
 
