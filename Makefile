@@ -16,7 +16,8 @@ TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
 .PHONY: all build test test-c test-c-53 test-c-414 test-rust test-cpp test-tsan test-asan \
 	test-valgrind test-debug test-debug-runtime bench-micro-hugepages bench-micro-debug \
 	toolchain clean bench bench-weak bench-full bench-build bench-tune test-package test-install \
-	test-examples test-clients test-matrix test-soak
+	test-examples test-clients test-matrix test-soak test-clang test-macos test-windows \
+	test-aarch64 test-aarch64-full
 
 all: build
 
@@ -32,7 +33,8 @@ build:
 # dune install, real clients). Not test-matrix: three more compilers to
 # build would take a fresh run past 40 minutes.
 test: test-c test-c-53 test-c-414 test-debug-runtime test-rust test-cpp test-asan \
-	test-valgrind test-package test-install test-examples test-clients
+	test-valgrind test-package test-install test-examples test-clients test-clang \
+	test-macos test-windows test-aarch64
 
 # The C library's tests, driven from OCaml (on the default OCaml, 5.5).
 test-c:
@@ -93,6 +95,57 @@ test-clients:
 # them (tools/test-matrix.sh).
 test-matrix:
 	@tools/test-matrix.sh $(MATRIX)
+
+# clang, as macOS builds OCaml: an OCaml 5.5 configured with CC=clang
+# (tools/toolchain.sh, OCAML_CC=clang: clang from Debian if missing, then
+# built on first use, ~5-10 minutes, cached as ocaml-<version>-clang),
+# which compiles every C and C++ file dune builds. Everything that
+# `dune build` builds, C and C++ warnings as errors (profile werror), then
+# the C test suites at smaller sizes (tools/test-quick.sh).
+BUILD_DIR_CLANG := _build-clang
+test-clang:
+	@unset OCAMLPATH; export OCAML_CC=clang && $(TOOLCHAIN) && \
+	dune build --build-dir $(BUILD_DIR_CLANG) --profile werror @default \
+	  $$(tools/test-quick.sh --list | sed 's|^|./|') && \
+	tools/test-quick.sh $(BUILD_DIR_CLANG)/default
+
+# macOS (x86-64 and ARM64), compiled here with zig's clang (PyPI's
+# ziglang, installed on first use): every file of the library, release and
+# debug builds, and the C++ wrapper's test stubs, against OCaml's headers
+# configured for each (first use: ~2-4 minutes each), no warning; each
+# build linked as OCaml links C stubs on macOS (tools/test-cross-compile.sh).
+test-macos:
+	@$(TOOLCHAIN) && tools/test-cross-compile.sh macos
+
+# Windows is not supported: compiling for it (zig's x86_64-windows-gnu)
+# must stop first at boxroot.h's #error that says so.
+test-windows:
+	@$(TOOLCHAIN) && tools/test-cross-compile.sh windows
+
+# Linux on ARM64, run here under QEMU's user-mode emulation: the C test
+# suites built by an OCaml 5.5 cross compiler to aarch64-linux-gnu
+# (tools/toolchain.sh, OCAML_TARGET=aarch64-linux-gnu: built on first use,
+# ~7-20 minutes, with Debian's gcc-aarch64-linux-gnu), `dune build -x
+# aarch64`, each program run by qemu-aarch64-static (Debian's
+# qemu-user-static, installed on first use). test-aarch64: the core of
+# them (tools/test-quick.sh --core: model, stress, hazard, window, weak
+# roots, locks, marking rules, 64 KiB pages, two broken builds that must
+# fail), ~1.5-2.5 minutes; test-aarch64-full: every program that starts no
+# child process (the emulator runs the program, not what it execs), ~5
+# minutes. QEMU runs the guest with this machine's stronger memory
+# ordering: it checks the build and the arithmetic, not the memory orders.
+BUILD_DIR_AARCH64 := _build-aarch64
+QEMU_AARCH64 := qemu-aarch64-static -L /usr/aarch64-linux-gnu
+AARCH64_BUILD = unset OCAMLPATH; export OCAML_TARGET=aarch64-linux-gnu && $(TOOLCHAIN) && \
+	{ command -v qemu-aarch64-static >/dev/null || { echo "installing qemu-user-static from Debian"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user-static; }; } && \
+	dune build -x aarch64 --build-dir $(BUILD_DIR_AARCH64) \
+	  $$(tools/test-quick.sh $(1) --no-children --list | sed 's|^|./$(BUILD_DIR_AARCH64)/default.aarch64/|') && \
+	tools/test-quick.sh $(1) --no-children $(BUILD_DIR_AARCH64)/default.aarch64 $(QEMU_AARCH64)
+test-aarch64:
+	@$(call AARCH64_BUILD,--core)
+test-aarch64-full:
+	@$(call AARCH64_BUILD,)
 
 # The C++ wrapper (cpp/boxroot.hpp), driven from OCaml (cpp/test).
 test-cpp:

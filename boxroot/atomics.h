@@ -4,9 +4,29 @@
    C++, which includes them through boxroot.h.
 
    `order` is one of RELAXED, ACQUIRE, RELEASE, SEQ_CST. Each field that
-   is accessed this way says, where it is declared, who writes it and who
-   reads it without a lock; every access to such a field goes through
-   these macros. */
+   is accessed this way says, where it is declared, who writes it, who
+   reads it without a lock, and why its order is enough under the C11
+   model, not x86's total store order (ARM64 reorders relaxed accesses
+   and lets a load pass an earlier store unless the order forbids it);
+   every access to such a field goes through these macros. Four cases:
+   - Counters for the statistics: RELAXED. A reader wants a number, not
+     what was written before it.
+   - Publication (a page table entry, the status):
+     RELEASE store once what it points to is set up, ACQUIRE load, so
+     that a reader that sees the pointer or flag sees what it names.
+   - Store buffering: each side writes one word, then reads the other
+     side's (remote deletion, remote.c; the hooks' in-flight counter,
+     compat_ocaml5.c). SEQ_CST on every access of both words: under
+     release/acquire both reads may miss both writes; only the single
+     total order of sequentially consistent operations forbids it.
+   - Words that change only in stop-the-world sections, or under a lock,
+     and are read by threads that the runtime's own synchronisation
+     (stop-the-world barriers, domain locks) orders after the writer:
+     RELAXED, or a plain load (below). The atomic access only keeps a
+     read that overlaps a section from being a data race: it may see the
+     old value or the new one, and the field says which it tolerates.
+   Test hooks (BOXROOT__TEST_HOOKS builds) use SEQ_CST throughout: no
+   measured path runs them. */
 #ifndef BOXROOT_ATOMICS_H
 #define BOXROOT_ATOMICS_H
 

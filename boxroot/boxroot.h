@@ -53,6 +53,13 @@
 #ifndef BOXROOT_H
 #define BOXROOT_H
 
+/* Platforms: Linux and macOS (README.md, "Platforms"). Windows would need
+   another chunk allocator (no mmap), and the fast paths' thread-local
+   cursor, which a DLL cannot export. */
+#if defined(_WIN32)
+#error "boxroot does not support Windows (only Linux and macOS): see boxroot's README.md, Platforms"
+#endif
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>

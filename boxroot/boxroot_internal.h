@@ -143,6 +143,14 @@ struct boxroot__pool_hot {
 };
 /* After the owner's line and the delayed-free bitmap (pool.h). */
 #define BOXROOT__POOL_SHARED_OFFSET (BOXROOT__CACHE_LINE + BOXROOT__POOL_SIZE / 64)
+/* Written by the owner or its hook, and when the pool changes owner
+   (under domains_lock, or in the adopting domain's scan); read by any
+   thread. Relaxed, except the stamp (below): a thread that finds its own
+   key reads what its domain wrote (domain lock, stop-the-world), and one
+   that reads a stale owner is covered by remote.c (D3). The stamp is
+   written with release after the darkening it stands for, and read
+   with acquire where it lets a deletion or a modification skip the
+   barrier (publication, atomics.h; marking.c, M3). */
 struct boxroot__pool_shared {
   int32_t owner;        /* read by any thread: relaxed atomic access */
   /* The pool's class bits (BOXROOT__CLASS_BITS) below
@@ -172,7 +180,8 @@ typedef struct { uintptr_t bits; } boxroot__owner_word;
 #if BOXROOT__COMPAT_DELETION_BARRIER
 /* The current marking stamp, shifted into place; written only by the
    scan hooks at a cycle start (marking.c), so a thread holding a domain
-   lock reads a value that cannot change under it. */
+   lock reads a value that cannot change under it (relaxed, or a plain
+   load: a stop-the-world word, atomics.h). */
 extern uintptr_t boxroot__marking_stamp;
 static inline uintptr_t boxroot__current_stamp(void)
 {

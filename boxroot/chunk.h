@@ -5,7 +5,8 @@
    huge page, so that a chunk can be backed by transparent huge pages),
    and carve pools out of them. Free pools are kept for reuse; beyond
    BOXROOT_FREE_POOLS_COMMITTED_MAX of them, their memory is given back to the OS
-   with madvise(MADV_DONTNEED).
+   with madvise, a whole page at a time: pages of 4 to 64 KiB may hold
+   several pools, which must then all be free (chunk.c).
 
    A page table (a BiBoP, as in "Efficient 'out of heap' pointers for
    multicore OCaml", OCaml Workshop 2022) maps every CHUNK_ALIGN-sized region

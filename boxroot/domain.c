@@ -26,7 +26,7 @@ static pthread_mutex_t domains_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Creations made in pools since given back to the chunk allocator, which
    resets them (statistics: api.c sums these and the live pools'). */
-static long retired_creations; /* atomic */
+static long retired_creations; /* atomic, relaxed (statistics) */
 
 static void retire_pool(pool *p)
 {
@@ -234,7 +234,12 @@ void boxroot__domain_resort_ring(struct boxroot_domain *d, int cls, int new_cls)
 /* ---- orphans ---- */
 
 static pool *orphan_young, *orphan_old;
-static int orphans_present; /* atomic: read without domains_lock */
+/* Written under domains_lock, read without it as a hint: a reader that
+   sees 1 takes the lock, which orders what it reads next. That a scan
+   sees the 1 of a termination before it is the runtime's ordering of
+   the terminated hook before that scan, not this flag's order.
+   SEQ_CST: off every fast path. */
+static int orphans_present;
 
 static void orphan_all(struct boxroot_domain *d)
 {

@@ -12,12 +12,13 @@
    that may miss or repeat a root otherwise. The release build records
    nothing, and its report says so. */
 #define _GNU_SOURCE
+/* First: it stops the build where dladdr is missing (Windows). */
+#include "boxroot.h"
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "boxroot.h"
 #include "leaks.h"
 
 #if BOXROOT__IN_DEBUG_BUILD
@@ -115,7 +116,8 @@ static uintptr_t *side_entry(void *slot)
 void boxroot__leaks_record(void *slot, uintptr_t site)
 {
   pthread_once(&at_exit_once, register_at_exit);
-  /* Atomic: a report on another thread may read it. */
+  /* Atomic, relaxed: a report on another thread may read it, and wants
+     the site, not what was written before it. */
   boxroot__store(side_entry(slot), site, RELAXED);
 }
 

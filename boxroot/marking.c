@@ -249,7 +249,11 @@
 #include "stale_marker.h"
 #include "window.h"
 
-uint64_t boxroot__marking_epoch; /* the flag (M4): 0, or the counting epoch */
+/* The flag (M4): 0, or the counting epoch. Written under count_lock by
+   scan hooks and the barrier's slow path, read without it, relaxed: a
+   reader is ordered after the hooks by the stop-the-world sections
+   (atomics.h), except in M5's window, which M5 covers. */
+uint64_t boxroot__marking_epoch;
 uintptr_t boxroot__marking_stamp; /* S: 0 until the first cycle start */
 
 /* The cycle count, 64 bits wide (M4, S: a narrower one would wrap, and

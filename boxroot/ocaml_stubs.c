@@ -1,7 +1,7 @@
 /* Stubs of the OCaml module Boxroot (boxroot.mli). */
+#include "boxroot.h"
 #include <caml/alloc.h>
 #include <caml/memory.h>
-#include "boxroot.h"
 #include "boxroot_stats.h"
 
 value boxroot__ml_stats(value unit)

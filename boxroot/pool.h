@@ -88,7 +88,8 @@ struct pool {
     };
     char header_line[CACHE_LINE];
   };
-  /* Written by remote deleters; see remote.c for the protocol. */
+  /* Written by remote deleters; see remote.c for the protocol (every
+     access sequentially consistent: store buffering, atomics.h). */
   _Alignas(CACHE_LINE) uintptr_t delayed_bits[DELAYED_WORDS];
   /* Read by any thread; written by the owner when the pool changes
      owner, class or stamp, and by remote deleters (`delayed_pending`)
@@ -100,6 +101,11 @@ struct pool {
   char header_padding[CACHE_LINE - sizeof(struct boxroot__pool_shared)
                       - sizeof(int) - sizeof(uintptr_t)];
   uintptr_t block_header;
+  /* Written by the owner and, through boxroot_modify, by any domain;
+     read by the owner's scans and by other domains' markers (marking.c,
+     M1). Relaxed: the access only keeps the marker's read from being a
+     data race; what the value points to is published by the runtime's
+     own orders (allocation, the darkening of marking.c). */
   void *slots[];
 };
 

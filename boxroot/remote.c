@@ -42,11 +42,17 @@
      of any domain, its own included (tests call this path directly).
    - No deletion is lost: if D2 sees pending == 1, that store precedes C2
      in the total order, so C3 (after C2) sees D1; if D2 sets pending, the
-     next C1 sees it. A run is published by its domain's next scan at the
-     latest, so a remote deletion's value stops being kept alive at the
-     owner's first scan after that one: one collection later than a local
-     deletion's, at most two for a remote-domain one (the owner may scan
-     before the deleter publishes, in the same stop-the-world section).
+     next C1 sees it. That takes the total order of SEQ_CST (atomics.h,
+     store buffering): D1 then D2's load, and C2 then C3's loads, each
+     write one word and then read the other; under release/acquire D2
+     may read a stale pending == 1 while C3 misses D1, and the slot would
+     wait for a later deletion in the pool, which may never come (its
+     value kept alive meanwhile). A run is published by its domain's
+     next scan at the latest, so a remote deletion's value stops being
+     kept alive at the owner's first scan after that one: one collection
+     later than a local deletion's, at most two for a remote-domain one
+     (the owner may scan before the deleter publishes, in the same
+     stop-the-world section).
    - D3 tells the owner that an old pool needs collecting (young pools are
      collected at every minor scan and, the last few filled, when the
      owner needs room: domain.c; on OCaml 4.14 every pool at every major
@@ -93,7 +99,7 @@
 #include "window.h"
 
 struct thread_count {
-  long n;          /* written by its thread only; atomic, relaxed */
+  long n;          /* written by its thread only; atomic, relaxed (statistics) */
   struct thread_count *next, *prev;  /* under counts_lock */
 };
 /* Initial-exec, like the runtime's own Caml_state: no call to reach them,

@@ -14,7 +14,8 @@
    (slot-by-slot scans). */
 int boxroot__remote_free_delayed(pool *p, boxroot__domain_state *barrier_state);
 
-/* Domain `id`'s flag (D3), which a deletion in one of its pools raises:
+/* Domain `id`'s flag (D3, sequentially consistent: store buffering,
+   atomics.h), which a deletion in one of its pools raises:
    on a line of its own, since other threads write it. */
 extern struct boxroot__remote_flag { _Alignas(CACHE_LINE) int raised; }
   boxroot__remote_flags[BOXROOT__MAX_DOMAINS];

@@ -6,7 +6,9 @@
 #include "status.h"
 #include "ticks.h"
 
-static int status = BOXROOT_NOT_SETUP; /* atomic: read without setup_lock */
+/* Written under setup_lock, read without it: release once what it says
+   is set up (or torn down), acquire (publication, atomics.h). */
+static int status = BOXROOT_NOT_SETUP;
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread char const *last_error;
 

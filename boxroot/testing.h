@@ -36,6 +36,14 @@ void boxroot__testing_fail_allocations(unsigned sites, long after, int persisten
 long boxroot__testing_allocation_attempts(unsigned sites);
 long boxroot__testing_allocation_failures(unsigned sites);
 
+/* How many ranges the chunk allocator gave back to the system (madvise)
+   that the system, with pages of the size the build pretends
+   (-DBOXROOT_TESTING_PAGE_SIZE, or the system's), would refuse or
+   extend over a pool that must keep its memory: in use, given back
+   while the marker may read it, or free to hand out meanwhile
+   (chunk.c). The first one is printed on stderr. */
+long boxroot__testing_decommit_violations(void);
+
 /* With `on` non-zero, orphans (domain.h) are adopted only at scans that
    neither are a minor collection's nor darken the roots (compaction,
    heap verification), so that a test can have them join there

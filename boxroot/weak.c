@@ -143,8 +143,11 @@
 
 #define EMPTY BOXROOT__WEAK_EMPTY
 
-uint32_t boxroot__weak_barrier; /* W4 */
-uintptr_t boxroot__weak_marked; /* W4 */
+/* W4. Relaxed: both change only in scan hooks and stop-the-world
+   sections, before the mutators that read them run again (atomics.h);
+   every hook writes the same colour. */
+uint32_t boxroot__weak_barrier;
+uintptr_t boxroot__weak_marked;
 /* W1: the header's colour is 3 << 8, OCaml 5's NOT_MARKABLE and OCaml
    4.14's black, so that a marker that reads it never marks it (a pool
    enlisted for marking as a strong pool may be recycled as a weak pool

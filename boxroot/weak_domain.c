@@ -22,10 +22,10 @@ struct weak_domain boxroot__weak_domains[BOXROOT__MAX_DOMAINS];
 /* Orphans, and statistics of what is gone, under orphans_lock. */
 static pthread_mutex_t orphans_lock = PTHREAD_MUTEX_INITIALIZER;
 static pool *orphan_young, *orphan_old;
-static int orphans_present; /* atomic */
+static int orphans_present; /* as domain.c's */
 static long gone_cleared, gone_collected, gone_moves, gone_clear_ticks, gone_clear_stw_ticks;
-static long deleted_remote; /* atomic */
-static long retired_creations; /* atomic: of pools given back */
+static long deleted_remote; /* atomic, relaxed (statistics) */
+static long retired_creations; /* atomic, relaxed (statistics): of pools given back */
 
 static long ring_fold(pool *head, long (*f)(pool *))
 {

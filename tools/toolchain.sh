@@ -31,6 +31,26 @@
 #   the code it compiles are instrumented for ThreadSanitizer), cached
 #   separately under $BOXROOT_CACHE/ocaml-<version>-tsan; never taken from
 #   PATH.
+# OCAML_CC=clang: that OCaml configured with CC=clang, as macOS builds it
+#   (its runtime is compiled by clang, and so is every C stub dune builds
+#   with it), cached as $BOXROOT_CACHE/ocaml-<version>-clang; clang is
+#   installed from Debian if missing. Never taken from PATH.
+# OCAML_TARGET=aarch64-linux-gnu: a cross compiler from this machine to
+#   Linux on ARM64 (OCaml's INSTALL.adoc, "Building a cross compiler"),
+#   cached as $BOXROOT_CACHE/ocaml-<version>-aarch64; Debian's
+#   gcc-aarch64-linux-gnu and libc6-dev-arm64-cross are installed if
+#   missing. It is built by the native compiler of the same version
+#   (found or built first, as above),
+#   whose environment is printed, plus OCAMLFIND_CONF naming a findlib
+#   configuration with the toolchain `aarch64` (`dune build -x aarch64`)
+#   and BOXROOT_CROSS_PREFIX, the cross compiler's prefix. OCaml 5 only.
+# OCAML_TARGET=aarch64-macos or x86_64-macos: OCaml's runtime headers
+#   (caml/*.h, with m.h and s.h as OCaml's configure writes them for that
+#   system) and Makefile.config, configured with zig's C compiler for that
+#   target (tools/zig.sh) as OCaml's configure does for a cross compiler
+#   to macOS, without building it; cached as
+#   $BOXROOT_CACHE/ocaml-<version>-<target>/lib/ocaml, whose prefix is
+#   printed as BOXROOT_CROSS_PREFIX. OCaml 5 only.
 set -euo pipefail
 
 want="${OCAML_VERSION:-}"
@@ -49,14 +69,40 @@ case "${want:-5.5}" in
   *) echo "toolchain.sh: unsupported OCAML_VERSION=$want (use 5.3, 4.14, 5.1.0, 4.14.0, 5.4 or 5.5, or an exact 5.4.x or 5.5.x)" >&2; exit 2 ;;
 esac
 pattern="${full:-$series.}"
-configure_flags=""
+configure_flags=()
 variant=""
+cross=""
+headers_only=""
 if [ -n "${OCAML_TSAN:-}" ]; then
   case "${full:-$series}" in
-    5.*) configure_flags="--enable-tsan"; variant="-tsan" ;;
+    5.*) configure_flags+=(--enable-tsan); variant="-tsan" ;;
     *) echo "toolchain.sh: OCAML_TSAN needs OCaml 5" >&2; exit 2 ;;
   esac
 fi
+case "${OCAML_CC:-}" in
+  "") ;;
+  clang) configure_flags+=(CC=clang); variant="$variant-clang" ;;
+  *) echo "toolchain.sh: unsupported OCAML_CC=$OCAML_CC (clang)" >&2; exit 2 ;;
+esac
+case "${OCAML_TARGET:-}" in
+  "") ;;
+  aarch64-linux-gnu)
+    case "${full:-$series}" in
+      5.*) cross="$OCAML_TARGET"; configure_flags+=(--target="$cross"); variant="$variant-aarch64" ;;
+      *) echo "toolchain.sh: OCAML_TARGET needs OCaml 5" >&2; exit 2 ;;
+    esac ;;
+  aarch64-macos|x86_64-macos)
+    case "${full:-$series}" in
+      5.*) cross="$OCAML_TARGET"; headers_only=1; variant="$variant-$OCAML_TARGET"
+           zig="$("$(dirname "$0")/zig.sh")"
+           configure_flags+=(--target="${OCAML_TARGET%%-*}-apple-darwin" CC="$zig/cc-$OCAML_TARGET"
+                             AR="$zig/ar" RANLIB="$zig/ranlib") ;;
+      *) echo "toolchain.sh: OCAML_TARGET needs OCaml 5" >&2; exit 2 ;;
+    esac ;;
+  *) echo "toolchain.sh: unsupported OCAML_TARGET=$OCAML_TARGET (aarch64-linux-gnu, aarch64-macos, x86_64-macos)" >&2; exit 2 ;;
+esac
+# What a finished build leaves.
+installed() { [ -x "$1/bin/ocamlopt" ] || { [ -n "$headers_only" ] && [ -f "$1/lib/ocaml/caml/s.h" ]; }; }
 cache="${BOXROOT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/boxroot}"
 log() { echo "toolchain: $*" >&2; }
 
@@ -143,6 +189,15 @@ EOF
   up="${newest#*:}"; up="${up%-*}"; full="${up%%+*}"  # 5.5.2+dfsg: 5.5.2
 }
 
+# A cross compiler is built by, and used beside, the native compiler of
+# the same version: that one first (its environment is printed below).
+host_env=""
+if [ -n "$cross" ]; then
+  host_env="$(env -u OCAML_TARGET -u OCAML_TSAN -u OCAML_CC "$0")"
+  eval "$host_env"
+  full="$(ocamlopt -version)"; full="${full%%[+~]*}"; pattern="$full"
+fi
+
 prefix=""
 if [ -z "${BOXROOT_FORCE_BUILD:-}" ] && [ -z "$variant" ] && command -v ocamlopt >/dev/null 2>&1 \
    && version_ok "$(ocamlopt -version)"; then
@@ -159,11 +214,22 @@ else
     done
   fi
   prefix="$cache/ocaml-$full$variant"
-  if [ -z "$full" ] || [ ! -x "$prefix/bin/ocamlopt" ]; then
+  if [ -z "$full" ] || ! installed "$prefix"; then
     log "building OCaml ${full:-$series.x}$variant into $cache (first use only, a few minutes)"
-    if [ -n "$variant" ] && [ ! -e /usr/include/libunwind.h ]; then
+    if [ -n "${OCAML_TSAN:-}" ] && [ ! -e /usr/include/libunwind.h ]; then
       log "installing libunwind-dev from Debian (OCaml's TSan mode needs it)"
       apt_install libunwind-dev
+    fi
+    if [ -n "${OCAML_CC:-}" ] && ! command -v "$OCAML_CC" >/dev/null 2>&1; then
+      log "installing $OCAML_CC from Debian"
+      apt_install "$OCAML_CC"
+    fi
+    # The C library's headers come with gcc only as a recommended
+    # package, which an apt configured without recommends skips.
+    if [ -n "$cross" ] && [ -z "$headers_only" ] && { ! command -v "$cross-gcc" >/dev/null 2>&1 \
+         || [ ! -e "/usr/$cross/include/stdio.h" ]; }; then
+      log "installing gcc-$cross and libc6-dev-arm64-cross from Debian"
+      apt_install "gcc-$cross" libc6-dev-arm64-cross
     fi
     build="$cache/build-${full:-$series}$variant"
     rm -rf "$build"; mkdir -p "$build"
@@ -182,11 +248,22 @@ else
       "$full"|"$full"+*|"$full"~*) ;;
       *) log "$origin holds OCaml $real, not $full"; exit 1 ;;
     esac
-    ( cd "$src" && ./configure --prefix="$prefix" $configure_flags >"$build/configure.log" 2>&1 \
+    # A cross compiler: `make crossopt` and `make installcross`
+    # (INSTALL.adoc), by the native compiler on PATH.
+    build_target=""; install_target="install"
+    [ -z "$cross" ] || { build_target="crossopt"; install_target="installcross"; }
+    ( cd "$src" && ./configure --prefix="$prefix" ${configure_flags[@]+"${configure_flags[@]}"} \
+        >"$build/configure.log" 2>&1 \
         || { tail -30 "$build/configure.log" >&2; exit 1; }
-      make -j"$(nproc)" >"$build/make.log" 2>&1 \
+      if [ -n "$headers_only" ]; then
+        mkdir -p "$prefix/lib/ocaml/caml"
+        cp Makefile.config "$prefix/lib/ocaml/"
+        cp runtime/caml/*.h runtime/caml/domain_state.tbl "$prefix/lib/ocaml/caml/"
+        exit 0
+      fi
+      make -j"$(nproc)" $build_target >"$build/make.log" 2>&1 \
         || { tail -40 "$build/make.log" >&2; exit 1; }
-      make install >"$build/install.log" 2>&1 \
+      make $install_target >"$build/install.log" 2>&1 \
         || { tail -30 "$build/install.log" >&2; exit 1; } )
     rm -rf "$build"
     log "built OCaml $full$variant"
@@ -196,6 +273,45 @@ fi
 if ! command -v dune >/dev/null 2>&1; then
   log "installing dune from Debian"
   apt_install ocaml-dune
+fi
+
+if [ -n "$headers_only" ]; then
+  echo "export BOXROOT_CROSS_PREFIX=\"$prefix\""
+  exit 0
+fi
+
+if [ -n "$cross" ]; then
+  # dune finds a findlib toolchain's compilers and library directory in
+  # findlib's configuration (OCAMLFIND_CONF and its findlib.conf.d/), and
+  # asks `ocamlfind -toolchain aarch64 printconf path` for the latter:
+  # without findlib, a script in the cache answers that one question.
+  # Written at every call: it names the native compiler found this time.
+  host_libdir="$(ocamlopt -where)"
+  cross_libdir="$("$prefix/bin/ocamlopt" -where)"
+  conf="$prefix/findlib"
+  mkdir -p "$conf/findlib.conf.d" "$conf/bin"
+  printf 'path="%s"\n' "$host_libdir" >"$conf/findlib.conf"
+  {
+    printf 'path(aarch64)="%s"\n' "$cross_libdir"
+    for tool in ocamlc ocamlopt ocamldep ocamlmklib; do
+      printf '%s(aarch64)="%s"\n' "$tool" "$prefix/bin/$tool"
+    done
+  } >"$conf/findlib.conf.d/aarch64.conf"
+  {
+    echo '#!/bin/sh'
+    echo "# Written by boxroot's tools/toolchain.sh: what dune asks findlib."
+    echo 'case "$*" in'
+    echo "  \"-toolchain aarch64 printconf path\") echo \"$cross_libdir\" ;;"
+    echo "  \"printconf path\") echo \"$host_libdir\" ;;"
+    echo '  *) echo "ocamlfind: only printconf path is answered here" >&2; exit 2 ;;'
+    echo 'esac'
+  } >"$conf/bin/ocamlfind"
+  chmod +x "$conf/bin/ocamlfind"
+  echo "$host_env"
+  command -v ocamlfind >/dev/null 2>&1 || echo "export PATH=\"$conf/bin:\$PATH\""
+  echo "export OCAMLFIND_CONF=\"$conf/findlib.conf\""
+  echo "export BOXROOT_CROSS_PREFIX=\"$prefix\""
+  exit 0
 fi
 
 libdir="$("$prefix/bin/ocamlopt" -where)"

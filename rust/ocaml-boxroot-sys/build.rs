@@ -242,6 +242,10 @@ fn main() {
     if !bundle && !link_runtime {
         return;
     }
+    // The one message a Windows build gets, as boxroot.h's #error says.
+    if env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("windows") {
+        panic!("boxroot does not support Windows (only Linux and macOS): see boxroot's README.md, Platforms");
+    }
     let ocaml_where = ocaml_where();
     if bundle {
         bundle_boxroot(&ocaml_where, env::var_os("CARGO_FEATURE_DEBUG").is_some());
