@@ -332,3 +332,32 @@ value hazard_round(value roots, value n_v)
   free(r);
   CAMLreturn(hidden);
 }
+
+/* ---- Another domain in the window (test_hazard_domains.ml) ---- */
+
+/* With this domain's darkening held back (the caller holds it): marking
+   starts; each root's value is copied into a block allocated during
+   marking; flag `go` is set to 1, and this domain waits for flag `done`
+   to be 1, taking part in the sections others start (another domain
+   acts meanwhile); two minor collections collect the remote deletions;
+   the directory is released. Returns the copies; window_status as for
+   hazard_round. */
+value hazard_window_other(value roots, value go, value done)
+{
+  CAMLparam1(roots);
+  CAMLlocal1(hidden);
+  mlsize_t total = Wosize_val(roots);
+  if (!start_marking()) {
+    window_status = -2;
+    CAMLreturn(Atom(0));
+  }
+  hidden = caml_alloc_shr(total, 0);
+  for (mlsize_t i = 0; i < total; i++)
+    caml_initialize(&Field(hidden, i), boxroot_get(to_root(Field(roots, i))));
+  atomic_store(&flags[Int_val(go) % FLAGS], 1);
+  wait_flag(Int_val(done), 1);
+  collect_minor();
+  collect_minor();
+  window_status = release_darkening();
+  CAMLreturn(hidden);
+}
