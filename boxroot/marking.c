@@ -556,7 +556,7 @@ int boxroot__testing_release_darkening(void)
   /* M4: pushed while this cycle's main marking phase lasts, as at the
      cycle start; after it, hooks have lowered the flag, and the barriers
      that ran meanwhile darkened nothing. */
-  if (!boxroot__compat_in_main_marking_phase() || !counted(id)) return 0;
+  if (!boxroot__compat_in_main_marking_phase()) return 0;
   struct boxroot__directory *dir = boxroot__directory(id);
   boxroot__compat_darken_block(state, dir->block, dir->used);
   BOXROOT__WINDOW(BOXROOT__AT_DIRECTORY_DARKENED, id);

@@ -361,3 +361,49 @@ value hazard_window_other(value roots, value go, value done)
   window_status = release_darkening();
   CAMLreturn(hidden);
 }
+
+/* ---- test_marking_rules.ml ---- */
+
+/* With this domain's darkening held back (the caller holds it): marking
+   starts; each root's value is copied into a block allocated during
+   marking; every root is deleted; the directory is released. Returns
+   the copies; window_status as for hazard_round. */
+value hazard_delete_in_window(value roots)
+{
+  CAMLparam1(roots);
+  CAMLlocal1(hidden);
+  mlsize_t total = Wosize_val(roots);
+  if (!start_marking()) {
+    window_status = -2;
+    CAMLreturn(Atom(0));
+  }
+  hidden = caml_alloc_shr(total, 0);
+  for (mlsize_t i = 0; i < total; i++)
+    caml_initialize(&Field(hidden, i), boxroot_get(to_root(Field(roots, i))));
+  for (mlsize_t i = 0; i < total; i++) boxroot_delete(to_root(Field(roots, i)));
+  window_status = release_darkening();
+  CAMLreturn(hidden);
+}
+
+/* Marking starts, this domain's marker empties its mark stack (it has
+   read its directory), then a root is created for each value of
+   `values` into `roots` (immediates): the pools they take join the
+   directory after the marker read it. Whether the main marking phase
+   was on throughout. */
+value hazard_create_after_marker(value values, value roots)
+{
+  if (!start_marking()) return Val_false;
+#if BOXROOT_MULTICORE
+  caml_finish_marking();
+#endif
+  for (mlsize_t i = 0; i < Wosize_val(values); i++) {
+    boxroot r = boxroot_create(Field(values, i));
+    if (r == NULL) caml_failwith("boxroot_create");
+    Field(roots, i) = (value)r | 1;
+  }
+#if BOXROOT_MULTICORE
+  return Val_bool(caml_gc_phase == Phase_sweep_and_mark_main);
+#else
+  return Val_true;
+#endif
+}
