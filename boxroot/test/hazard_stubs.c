@@ -34,6 +34,7 @@
 #endif
 #if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
 #include "testing.h"
+#include "window.h"
 #endif
 
 static boxroot to_root(value v) { return (boxroot)(v & ~(value)1); }
@@ -406,4 +407,65 @@ value hazard_create_after_marker(value values, value roots)
 #else
   return Val_true;
 #endif
+}
+
+/* ---- test_stale_marker.ml ---- */
+
+static void create_immediates(value roots)
+{
+  for (mlsize_t i = 0; i < Wosize_val(roots); i++) {
+    boxroot r = boxroot_create(Val_long(i));
+    if (r == NULL) caml_failwith("boxroot_create");
+    Field(roots, i) = (value)r | 1;
+  }
+}
+
+/* Roots of immediates into `roots` (immediates): no allocation. */
+value hazard_create_immediates(value roots)
+{
+  create_immediates(roots);
+  return Val_unit;
+}
+
+/* Run by a domain whose darkening is held back: marking starts; a root
+   of an immediate is created into each field of `more`, growing its
+   directory; if `free_first`, every root of `first` is deleted, flag
+   `go` set, and flag `done` awaited (another domain takes the pools
+   given back meanwhile), then the directory is released. Returns
+   release_darkening's result (1 if not released), or -2 if marking never
+   started. */
+value hazard_owner_window(value first, value more, value free_first, value go, value done)
+{
+  if (!start_marking()) return Val_int(-2);
+  create_immediates(more);
+  if (!Bool_val(free_first)) return Val_int(1);
+  for (mlsize_t i = 0; i < Wosize_val(first); i++) boxroot_delete(to_root(Field(first, i)));
+  atomic_store(&flags[Int_val(go) % FLAGS], 1);
+  wait_flag(Int_val(done), 1);
+  return Val_int(release_darkening());
+}
+
+/* Sets flag `go` (a domain terminates), waits until a domain adopted its
+   pools (window point "adoption": this domain's in its last
+   collection), then deletes roots.(0 .. k-1) and creates the roots of
+   `grow` (immediates), in the pools freed. */
+value hazard_after_adoption(value go, value roots, value k, value grow)
+{
+#if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
+  long seen = boxroot__testing_window_visits(BOXROOT__AT_ADOPTION);
+#else
+  long seen = 0;
+#endif
+  atomic_store(&flags[Int_val(go) % FLAGS], 1);
+#if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
+  while (boxroot__testing_window_visits(BOXROOT__AT_ADOPTION) == seen) {
+#if BOXROOT_MULTICORE
+    caml_handle_incoming_interrupts();
+#endif
+    sched_yield();
+  }
+#endif
+  for (long i = 0; i < Long_val(k); i++) boxroot_delete(to_root(Field(roots, i)));
+  create_immediates(grow);
+  return Val_unit;
 }
