@@ -36,6 +36,7 @@ static atomic_int waiting;
 static atomic_int released;
 static atomic_int timed_out;
 static atomic_long timeout_ms = 2000;
+static atomic_long waited_ms; /* by the last wait in the hook */
 
 static long now_ms(void)
 {
@@ -52,11 +53,12 @@ static void slow_darkening_hook(scanning_action f, scanning_action_flags flags, 
   uint64_t bit = domain->id < 64 ? (uint64_t)1 << domain->id : 0;
   if ((atomic_fetch_and(&armed_domains, ~bit) & bit) == 0) return;
   atomic_fetch_add(&waiting, 1);
-  long deadline = now_ms() + atomic_load(&timeout_ms);
+  long start = now_ms(), deadline = start + atomic_load(&timeout_ms);
   while (!atomic_load(&released)) {
     if (now_ms() > deadline) { atomic_store(&timed_out, 1); break; }
     sched_yield();
   }
+  atomic_store(&waited_ms, now_ms() - start);
   atomic_fetch_sub(&waiting, 1);
 }
 
@@ -149,6 +151,13 @@ value window_timed_out(value unit)
 {
   (void)unit;
   return Val_bool(atomic_load(&timed_out));
+}
+
+/* How long the last wait in the hook lasted, in ms. */
+value window_waited_ms(value unit)
+{
+  (void)unit;
+  return Val_long(atomic_load(&waited_ms));
 }
 
 value window_domain_id(value unit)
