@@ -105,12 +105,23 @@ value window_waiting(value unit)
    want markers behind) and runs no slice that may need a section of its
    own, which could not start before a domain held in a hook left the
    current one (an opportunistic slice changes no phase). */
+static atomic_int waits_mark; /* window_waits_mark */
+
 static void wait_a_little(void)
 {
   caml_handle_incoming_interrupts();
-  if (!Caml_state->sweeping_done)
+  if (!Caml_state->sweeping_done || atomic_load(&waits_mark))
     caml_opportunistic_major_collection_slice(Major_slice_work_min);
   sched_yield();
+}
+
+/* With `on`, a domain waiting as above also marks (an opportunistic
+   slice changes no phase): where no window is wanted, the cycle then
+   does not wait for the slices that the others' allocation paces. */
+value window_waits_mark(value on)
+{
+  atomic_store(&waits_mark, Bool_val(on));
+  return Val_unit;
 }
 
 static void sleep_us(long us)
