@@ -16,7 +16,7 @@ TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
 .PHONY: all build test test-c test-c-53 test-c-414 test-rust test-cpp test-tsan test-asan \
 	test-valgrind test-debug test-debug-runtime bench-micro-hugepages bench-micro-debug \
 	toolchain clean bench bench-weak bench-full bench-build bench-tune test-package test-install \
-	test-examples test-clients test-matrix test-soak
+	test-examples test-clients test-matrix test-soak test-under-load
 
 all: build
 
@@ -188,6 +188,17 @@ test-soak:
 	echo "== soak: tsan" && $(SOAK_ENV) BOXROOT_STRESS_DOMAINS=2 TSAN_OPTIONS=exitcode=66 \
 	  ./$(BUILD_DIR_TSAN)/default/boxroot/test/test_stress.exe
 	@$(TOOLCHAIN) && tools/soak-explore.sh
+
+# The timing-sensitive suites (every broken build's control, the window
+# tests, the explorer's seeds, the tests that drive the runtime into a GC
+# phase, on the release and the debug runtime) N times each beside K busy
+# loops: each test's passes and failures, and the values each control
+# lost in each run (tools/suite-under-load.sh). OCAML_VERSION=5.3 for
+# OCaml 5.3.0. Minutes: not part of `make test`.
+N ?= 5
+K ?= 2
+test-under-load:
+	@unset OCAMLPATH; $(TOOLCHAIN) && tools/suite-under-load.sh $(N) $(K)
 
 # The same tests under valgrind's memcheck (fails on errors or leaks).
 test-valgrind:
