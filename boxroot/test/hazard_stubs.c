@@ -33,6 +33,7 @@
 #include <caml/major_gc.h>
 #endif
 #if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
+#include "domain.h"
 #include "testing.h"
 #include "window.h"
 #endif
@@ -443,6 +444,45 @@ value hazard_owner_window(value first, value more, value free_first, value go, v
   atomic_store(&flags[Int_val(go) % FLAGS], 1);
   wait_flag(Int_val(done), 1);
   return Val_int(release_darkening());
+}
+
+/* The terminating owner's scans wait, while its pools are orphans, until
+   another domain adopted them (up to 60 s), in the same section: the
+   adopter reaches them first, not the terminated domain's visit of the
+   orphans nobody adopts (scan.c), which would darken their values in a
+   build that does not darken them as they join (test/broken/adopt).
+   `domain`: the owner's id; -1 disarms. */
+static atomic_int adoption_first_for = -1;
+
+#if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
+static long orphan_pools(void)
+{
+  long pools, roots, creations;
+  boxroot__domain_orphan_counts(&pools, &roots, &creations);
+  return pools;
+}
+
+static void wait_for_adoption(int point, int domain, void *data)
+{
+  (void)data;
+  if (point != BOXROOT__AT_SCAN_HOOK || domain != atomic_load(&adoption_first_for)) return;
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  while (orphan_pools() > 0) {
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if (t.tv_sec - t0.tv_sec > 60) return;
+    sched_yield();
+  }
+}
+#endif
+
+value hazard_adoption_first(value domain)
+{
+  atomic_store(&adoption_first_for, Int_val(domain));
+#if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
+  boxroot__testing_window_callback(Int_val(domain) >= 0 ? wait_for_adoption : NULL, NULL);
+#endif
+  return Val_unit;
 }
 
 /* Sets flag `go` (a domain terminates), waits until a domain adopted its

@@ -18,7 +18,8 @@
    4. The owner terminates during marking with its darkening held back:
       its marker never reached its pools, which another domain adopts
       after its own marker read its directory (this domain finishes its
-      marking first), and keeps through more cycles; their values must
+      marking first), before the terminated domain's scan visits them
+      (hazard_stubs.c), and keeps through more cycles; their values must
       be darkened as they join (marking.c, M1). The build without that
       darkening (test/broken/adopt) loses every value here.
 
@@ -37,6 +38,7 @@ external window_other : root array -> int -> int -> Obj.t array = "hazard_window
 external window_status : unit -> int = "hazard_window_status"
 external phase : unit -> string = "hazard_phase"
 external domain_id : unit -> int = "hazard_domain_id"
+external adoption_first : int -> unit = "hazard_adoption_first"
 
 let n = env_int "BOXROOT_HAZARD_N" 20_000
 let expect_loss = env_int "BOXROOT_HAZARD_EXPECT_LOSS" 0 = 1
@@ -170,8 +172,10 @@ let owner_terminates_roots_kept () =
   check (start_marking ()) "adopt: the runtime never started marking";
   (* This domain's marker has read its directory; the owner's, none. *)
   finish_marking ();
+  adoption_first owner;
   terminate ();
   Gc.minor (); (* adopts the pools, if the owner's last collection did not *)
+  adoption_first (-1);
   hold_darkening owner false;
   Gc.full_major (); Gc.full_major ();
   let lost = count_lost weak 0 n in
