@@ -139,7 +139,8 @@ start_all=$(date +%s)
 # "K of N ... lost", "K values lost" and ", K lost" (the sum; with a "+"
 # when some round or attempt lost none, and needed another), each "LOST"
 # line of the explorer, each child that failed ("exit code" not 0), each
-# dead value read full.
+# dead value read full, and the earlier hook's call that the hook chain's
+# control skipped.
 lost_of() { # $1 = log
   awk '
     { line = $0 }
@@ -148,6 +149,7 @@ lost_of() { # $1 = log
     match(line, /, [0-9]+ lost$/) { k = substr(line, RSTART + 2) + 0; sum += k; n++; if (k == 0) zero = 1 }
     match(line, /[0-9]+ of [0-9]+ dead values read full/) { k = substr(line, RSTART) + 0; sum += k; n++; if (k == 0) zero = 1 }
     /^LOST/ { sum++; n++ }
+    /the earlier hook ran 0 time/ { sum++; n++ }
     /exit code [1-9]/ { sum++; n++ }
     END { if (n == 0) print "-"; else printf "%d%s", sum, (zero ? "+" : "") }' "$1"
 }

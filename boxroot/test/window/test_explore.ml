@@ -520,14 +520,22 @@ let run seed =
          that the cycle starts marking in a minor collection (this
          domain may leave it early on OCaml 5.5) and clears in its own
          slices, where this domain can take it (a visit inside a section
-         that keeps every domain is given up after a while). *)
+         that keeps every domain is given up after a while). A minor
+         collection at every step kept the main marking phase from
+         ending beside busy loops (a run stuck until its 15-minute
+         timeout): the waiting domains mark their ephemerons only in the
+         slices they run at the end of a section, which the next section
+         interrupted. One at every 8th step, and whenever marking is to
+         start. *)
       let i = ref 0 in
       while get_flag 10 = 0 && !i < 100_000 do
         incr i;
-        request_marking ();
         ignore (Sys.opaque_identity (Array.make 1000 0));
         ignore (Gc.major_slice 0);
-        Gc.minor ()
+        if !i mod 8 = 0 || Sys.ocaml_release.Sys.minor >= 5 && not (marking_started ()) then begin
+          request_marking ();
+          Gc.minor ()
+        end
       done;
       set_marking_on true;
       true);
