@@ -17,7 +17,7 @@ TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
 	test-valgrind test-debug test-debug-runtime bench-micro-hugepages bench-micro-debug \
 	toolchain clean bench bench-weak bench-full bench-build bench-tune test-package test-install \
 	test-examples test-clients test-matrix test-soak test-clang test-macos test-windows \
-	test-aarch64 test-aarch64-full
+	test-aarch64 test-aarch64-full test-under-load
 
 all: build
 
@@ -254,6 +254,17 @@ test-soak:
 	       ./$$d/default/boxroot/test/alloc_failures/$${b}test_alloc_failures.exe || exit 1; \
 	   done) || exit 1; \
 	done
+
+# The timing-sensitive suites (every broken build's control, the window
+# tests, the explorer's seeds, the tests that drive the runtime into a GC
+# phase, on the release and the debug runtime) N times each beside K busy
+# loops: each test's passes and failures, and the values each control
+# lost in each run (tools/suite-under-load.sh). OCAML_VERSION=5.3 for
+# OCaml 5.3.0. Minutes: not part of `make test`.
+N ?= 5
+K ?= 2
+test-under-load:
+	@unset OCAMLPATH; $(TOOLCHAIN) && tools/suite-under-load.sh $(N) $(K)
 
 # The same tests under valgrind's memcheck (fails on errors or leaks).
 test-valgrind:

@@ -75,6 +75,23 @@ void boxroot__testing_window_delays(unsigned long seed, unsigned per_thousand,
 long boxroot__testing_window_visits(int at);
 char const *boxroot__testing_window_name(int at);
 
+/* Markers held back (OCaml 5; marking.c, M0-M4): the next darkening
+   hook of domain `domain` (its id; -1: every domain's next one) switches
+   the stamp and counts the domain as usual, but leaves its directory off
+   its mark stack, so that its marker cannot reach its pools until the
+   domain calls boxroot__testing_release_darkening. Until then the domain
+   stays counted (M4), as a domain whose stack holds pools does. A test
+   thus runs what it wants between a cycle start and the marker's first
+   read of the pools, whatever the schedule. `on` = 0 cancels the hold,
+   and forgets a directory held back (a domain that terminated while
+   held: its pools left its directory). */
+void boxroot__testing_hold_darkening(int domain, int on);
+/* Darkens the directory that a hold kept back, of the domain whose lock
+   this thread holds: 1 if done during the cycle's main marking phase; 0
+   if that phase was over (the pools were not marked in this cycle); -1
+   if no directory was held back. */
+int boxroot__testing_release_darkening(void);
+
 /* The major cycle count starts `offset` cycles further on (marking.c),
    so that a test crosses 2^32 cycles. Before any root is created. */
 void boxroot__testing_cycle_offset(uint64_t offset);

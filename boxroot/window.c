@@ -14,6 +14,46 @@ void boxroot__testing_cycle_offset(uint64_t offset)
   boxroot__store(&boxroot__window_cycle_offset_value, offset, SEQ_CST);
 }
 
+/* Darkenings held back: one bit per domain id (ids below 64). `held`:
+   the next darkening hook of that domain leaves its directory off its
+   mark stack; `owed`: one did, and its domain has not darkened it yet. */
+static uint64_t held, owed; /* atomic */
+
+static uint64_t domain_bit(int domain)
+{
+  return domain >= 0 && domain < 64 ? (uint64_t)1 << domain : 0;
+}
+
+void boxroot__testing_hold_darkening(int domain, int on)
+{
+  uint64_t bits = domain == -1 ? ~(uint64_t)0 : domain_bit(domain);
+  if (on) {
+    boxroot__fetch_or(&held, bits, SEQ_CST);
+  } else {
+    boxroot__fetch_and(&held, ~bits, SEQ_CST);
+    boxroot__fetch_and(&owed, ~bits, SEQ_CST);
+  }
+}
+
+int boxroot__window_hold_darkening(int domain)
+{
+  uint64_t bit = domain_bit(domain);
+  if ((boxroot__fetch_and(&held, ~bit, SEQ_CST) & bit) == 0) return 0;
+  boxroot__fetch_or(&owed, bit, SEQ_CST);
+  return 1;
+}
+
+int boxroot__window_darkening_owed(int domain)
+{
+  return (boxroot__load(&owed, SEQ_CST) & domain_bit(domain)) != 0;
+}
+
+int boxroot__window_take_owed_darkening(int domain)
+{
+  uint64_t bit = domain_bit(domain);
+  return (boxroot__fetch_and(&owed, ~bit, SEQ_CST) & bit) != 0;
+}
+
 static boxroot__window_callback callback; /* atomic */
 static void *callback_data;               /* written before `callback` */
 static long visits[BOXROOT__WINDOW_POINTS]; /* atomic */

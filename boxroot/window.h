@@ -57,6 +57,13 @@ static inline uint64_t boxroot__window_cycle_offset(void)
   return __atomic_load_n(&boxroot__window_cycle_offset_value, __ATOMIC_RELAXED);
 }
 #define BOXROOT__WINDOW(at, domain) boxroot__window_reached((at), (domain))
+/* Darkenings held back (testing.h, boxroot__testing_hold_darkening): at
+   domain `domain`'s darkening hook, whether a test holds its directory
+   back (it is then owed until released: marking.c); whether one is
+   owed; taking the one owed (0 if none). */
+int boxroot__window_hold_darkening(int domain);
+int boxroot__window_darkening_owed(int domain);
+int boxroot__window_take_owed_darkening(int domain);
 #else
 /* Not evaluated: sizeof only marks the arguments as used. */
 #define BOXROOT__WINDOW(at, domain) ((void)sizeof(at), (void)sizeof(domain))

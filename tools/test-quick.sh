@@ -34,7 +34,8 @@ boxroot/test/test_hazard.exe|core|BOXROOT_HAZARD_N=5000 BOXROOT_HAZARD_BALLAST=1
 boxroot/test/test_stats_race.exe||BOXROOT_STATS_RACE_SECONDS=1
 boxroot/test/test_marking_rules.exe|core|
 boxroot/test/test_marking_rules.exe||BOXROOT_RULES=orphans
-boxroot/test/test_marking_rules.exe||BOXROOT_RULES=orphans_marking
+boxroot/test/test_marking_rules.exe||BOXROOT_RULES=adopt_compaction
+boxroot/test/weak/test_weak_orphans.exe||
 boxroot/test/weak/test_weak_model.exe|core|BOXROOT_WEAK_MODEL_STEPS=5000
 boxroot/test/weak/test_weak_marking.exe|core|
 boxroot/test/weak/test_weak_window.exe|core|

@@ -70,6 +70,7 @@ external point : string -> int = "window_point_of_name"
 external teardown_now : unit -> unit = "window_teardown"
 external point_visits : int -> int = "window_point_visits"
 external point_name : int -> string = "window_point_name"
+external waits_mark : bool -> unit = "window_waits_mark"
 
 let expect_loss = env_int "BOXROOT_HAZARD_EXPECT_LOSS" 0 = 1
 let rounds = env_int "BOXROOT_EXPLORE_ROUNDS" 14
@@ -507,19 +508,32 @@ let run seed =
       (Array.init 2000 (fun i -> create i), Array.init 2000 (fun i -> weak_create (ref i)))) in
   set_marking_on false;
   set_flag 10 0;
+  (* The domains that wait mark meanwhile: the cycle reaches its
+     clearing without waiting for the slices that worker 1's allocation
+     paces (minutes on a busy machine, with the ballasts). *)
+  waits_mark true;
   hold (point at) ids.(1) 100 2000;
   post 1 (fun () ->
       (* Collections of its own, driven as drive_into_marking does, so
          that the cycle starts marking in a minor collection (this
          domain may leave it early on OCaml 5.5) and clears in its own
          slices, where this domain can take it (a visit inside a section
-         that keeps every domain is given up after a while). *)
+         that keeps every domain is given up after a while). A minor
+         collection at every step kept the main marking phase from
+         ending beside busy loops (a run stuck until its 15-minute
+         timeout): the waiting domains mark their ephemerons only in the
+         slices they run at the end of a section, which the next section
+         interrupted. One at every 8th step, and whenever marking is to
+         start. *)
       let i = ref 0 in
       while get_flag 10 = 0 && !i < 100_000 do
         incr i;
         ignore (Sys.opaque_identity (Array.make 1000 0));
         ignore (Gc.major_slice 0);
-        Gc.minor ()
+        if !i mod 8 = 0 || Sys.ocaml_release.Sys.minor >= 5 && not (marking_started ()) then begin
+          request_marking ();
+          Gc.minor ()
+        end
       done;
       set_marking_on true;
       true);
@@ -531,6 +545,7 @@ let run seed =
   if taken then hold_go ();
   teardown_now ();
   await 1;
+  waits_mark false;
   for k = 1 to workers do stop k done;
   Printf.printf "seed %d: window points visited:%s\n%!" seed
     (String.concat "" (List.init 17 (fun i ->

@@ -36,6 +36,7 @@ static atomic_int waiting;
 static atomic_int released;
 static atomic_int timed_out;
 static atomic_long timeout_ms = 2000;
+static atomic_long waited_ms; /* by the last wait in the hook */
 
 static long now_ms(void)
 {
@@ -52,11 +53,12 @@ static void slow_darkening_hook(scanning_action f, scanning_action_flags flags, 
   uint64_t bit = domain->id < 64 ? (uint64_t)1 << domain->id : 0;
   if ((atomic_fetch_and(&armed_domains, ~bit) & bit) == 0) return;
   atomic_fetch_add(&waiting, 1);
-  long deadline = now_ms() + atomic_load(&timeout_ms);
+  long start = now_ms(), deadline = start + atomic_load(&timeout_ms);
   while (!atomic_load(&released)) {
     if (now_ms() > deadline) { atomic_store(&timed_out, 1); break; }
     sched_yield();
   }
+  atomic_store(&waited_ms, now_ms() - start);
   atomic_fetch_sub(&waiting, 1);
 }
 
@@ -103,12 +105,23 @@ value window_waiting(value unit)
    want markers behind) and runs no slice that may need a section of its
    own, which could not start before a domain held in a hook left the
    current one (an opportunistic slice changes no phase). */
+static atomic_int waits_mark; /* window_waits_mark */
+
 static void wait_a_little(void)
 {
   caml_handle_incoming_interrupts();
-  if (!Caml_state->sweeping_done)
+  if (!Caml_state->sweeping_done || atomic_load(&waits_mark))
     caml_opportunistic_major_collection_slice(Major_slice_work_min);
   sched_yield();
+}
+
+/* With `on`, a domain waiting as above also marks (an opportunistic
+   slice changes no phase): where no window is wanted, the cycle then
+   does not wait for the slices that the others' allocation paces. */
+value window_waits_mark(value on)
+{
+  atomic_store(&waits_mark, Bool_val(on));
+  return Val_unit;
 }
 
 static void sleep_us(long us)
@@ -149,6 +162,13 @@ value window_timed_out(value unit)
 {
   (void)unit;
   return Val_bool(atomic_load(&timed_out));
+}
+
+/* How long the last wait in the hook lasted, in ms. */
+value window_waited_ms(value unit)
+{
+  (void)unit;
+  return Val_long(atomic_load(&waited_ms));
 }
 
 value window_domain_id(value unit)
