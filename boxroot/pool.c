@@ -41,8 +41,9 @@ void boxroot__pool_reset(pool *p)
 
 void boxroot__pool_fill_unused(pool *p)
 {
-  void *end_link = pool_link((void **)p);
-  for (void **s = p->fresh; s < pool_end(p); s++) *s = end_link;
+  /* Odd, as OCaml 5's marker needs: the end of the list's link there. */
+  void *odd = (void *)((uintptr_t)p | 1);
+  for (void **s = p->fresh; s < pool_end(p); s++) *s = odd;
 }
 
 int boxroot__pool_thread_fresh(pool *p)

@@ -11,14 +11,16 @@
    the first line: it does not take the owner's line away from it.
 
    Invariants (enforced in pool.c unless said otherwise):
-   - A free slot holds a link: the address of the next free slot plus 1
-     (the list ends with the pool's own address plus 1). Links are odd,
-     so the GC's marker, which may read any slot of a pool (marking.c),
-     takes them for immediates. An allocated slot holds an OCaml value: an
-     immediate, or a block outside every pool. So `pool_slot_is_free` is
-     one mask and one compare, and needs no metadata; it cannot tell a
-     link from an immediate whose bits happen to equal one of the pool's
-     links (an address in the pool plus 1). What relies on it tolerates
+   - A free slot holds a link: the address of the next free slot plus
+     BOXROOT__COMPAT_LINK_TAG (the list ends with the pool's own address
+     plus the tag). On OCaml 5 the tag is 1: links are odd, so the GC's
+     marker, which may read any slot of a pool (marking.c), takes them
+     for immediates. On OCaml 4.14, whose marker never reads a pool, it
+     is 0. An allocated slot holds an OCaml value: an immediate, or a
+     block outside every pool. So `pool_slot_is_free` is one mask and
+     one compare, and needs no metadata; it cannot tell a link from an
+     immediate (or, on OCaml 4.14, a pointer outside the heap) whose bits
+     happen to equal one of the pool's links. What relies on it tolerates
      that rare mistake: the per-slot scans stop at `fresh` whatever it
      says (scan.c), and the debug build would report such a root as
      deleted.
@@ -134,13 +136,14 @@ static inline pool *pool_of_slot(void *slot)
 
 /* The link stored in a free slot, to the next free slot `next` (or to
    the pool itself at the end of the list), and back. */
-static inline void *pool_link(void **next) { return (void *)((uintptr_t)next + 1); }
-static inline void **pool_unlink(void *link) { return (void **)((uintptr_t)link - 1); }
+static inline void *pool_link(void **next) { return boxroot__link(next); }
+static inline void **pool_unlink(void *link) { return boxroot__unlink(link); }
 
 static inline int pool_slot_is_free(pool *p, void *contents)
 {
-  /* Odd, and in the pool once bit 0 is dropped. */
-  return ((uintptr_t)contents & (~(BOXROOT__POOL_SIZE - 1) | 1)) == ((uintptr_t)p | 1);
+  /* In the pool once bit 0 is dropped, and bit 0 the links' tag. */
+  return ((uintptr_t)contents & (~(BOXROOT__POOL_SIZE - 1) | 1))
+    == ((uintptr_t)p | BOXROOT__COMPAT_LINK_TAG);
 }
 
 static inline void **pool_end(pool *p) { return p->slots + POOL_SLOTS; }

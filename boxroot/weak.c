@@ -192,28 +192,29 @@ static pool *refill(struct weak_domain *wd, int id)
 
 boxroot_weak boxroot__weak_create_slow(value v)
 {
-  if (!boxroot__lock_held_or_fail("boxroot_weak_create: this thread does not hold the OCaml domain lock"))
-    return NULL;
+  int id = boxroot__locked_domain_or_fail("boxroot_weak_create: this thread does not hold the OCaml domain lock");
+  if (id < 0) return NULL;
   if (!boxroot__running_or_fail()) return NULL;
-  int id = boxroot__compat_locked_domain();
   struct weak_domain *wd = boxroot__weak_domain_get(id);
-  if (wd == NULL || refill(wd, id) == NULL) {
+  pool *p = wd == NULL ? NULL : refill(wd, id);
+  if (p == NULL) {
     boxroot__fail(ENOMEM, "boxroot_weak_create: out of memory (could not allocate a pool)");
     return NULL;
   }
-  return boxroot_weak_create(v);
+  /* Without the fast path's test of the lock, as boxroot__create_slow. */
+  return boxroot__weak_pool_take(&p->hot, v);
 }
 
 bool boxroot__weak_modify_slow(boxroot_weak *w, value v)
 {
-  if (!boxroot__lock_held_or_fail("boxroot_weak_modify: this thread does not hold the OCaml domain lock"))
-    return false;
+  int id = boxroot__locked_domain_or_fail("boxroot_weak_modify: this thread does not hold the OCaml domain lock");
+  if (id < 0) return false;
   /* A young value into an old pool (W1): move the root. */
   boxroot_weak moved = boxroot_weak_create(v);
   if (moved == NULL) return false;
   boxroot_weak_delete(*w);
   *w = moved;
-  boxroot__weak_domains[boxroot__compat_locked_domain()]->moves++;
+  boxroot__weak_domains[id]->moves++;
   return true;
 }
 
