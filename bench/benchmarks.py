@@ -421,7 +421,7 @@ class Plain(Benchmark):
     name = program = "plain"
     primary = "ns_per_op"
     impls = ["boxroot", "upstream"]
-    loops = ("create_delete", "batches", "modify")
+    loops = ("create_delete", "batches", "modify", "modify_old")
     modes = {"quick": dict(iters=20_000_000), "full": dict(iters=50_000_000)}
     goal = 1.00
 
@@ -446,7 +446,8 @@ class Plain(Benchmark):
         L = ["## Plain C loops, built as a user builds them\n",
              "The plain C loops of ops (create a root and delete it at once; 10,000 created, "
              "then deleted in creation order, per pair, and each half; one root set "
-             "alternately to two old values), in a program whose stubs and library are "
+             "alternately to two old values, fresh or long-lived: created before a minor and a "
+             "full major collection), in a program whose stubs and library are "
              "compiled together by `ocamlopt -ccopt -O2`, with OCaml's own C flags, as a "
              "user without dune builds it (bench/plain/). ns per operation, median (min) "
              "over the repetitions; the ratios are of medians, and of minimums.\n"]
@@ -456,7 +457,8 @@ class Plain(Benchmark):
                                   ("batches", "ns_per_op", "batches of 10,000 (per pair)"),
                                   ("batches", "create_ns", "batches: the creations"),
                                   ("batches", "delete_ns", "batches: the deletions"),
-                                  ("modify", "ns_per_op", "modify one root")):
+                                  ("modify", "ns_per_op", "modify one root"),
+                                  ("modify_old", "ns_per_op", "modify one long-lived root")):
             c = f"op={op}"
             if not any(ctx.has(self.name, c, i) for i in impls):
                 continue

@@ -3,7 +3,7 @@
    compiled together by `ocamlopt -ccopt -O2`. The other view of the same
    loops is bench/src/ops.ml's, built by dune's release profile.
 
-     plain.exe impl=NAME [ops=create_delete,batches,modify] [iters=N]
+     plain.exe impl=NAME [ops=create_delete,batches,modify,modify_old] [iters=N]
 
    Each operation runs N times (default 2*10^6) after a warm-up of N/10
    and a full major collection (its values are then old), and prints
@@ -12,11 +12,16 @@
    - batches: 10,000 roots created, then deleted in creation order, per
      create+delete pair; also create_ns and delete_ns, each part per
      operation;
-   - modify: one root set alternately to two old values. *)
+   - modify: one root set alternately to two old values;
+   - modify_old: the same with the first of 10,000 roots created before
+     some allocation (minor collections) and a full major collection (a
+     long-lived root, in a pool that is old since). *)
 external setup : unit -> bool = "plain_setup"
 external create_delete : int -> 'a -> int = "plain_create_delete"
 external batches : int -> 'a -> float array -> unit = "plain_batches"
 external modify : int -> 'a -> 'a -> int = "plain_modify"
+external keep_batch : 'a -> unit = "plain_keep_batch"
+external modify_kept : int -> 'a -> 'a -> int = "plain_modify_kept"
 
 let arg key default =
   let prefix = key ^ "=" in
@@ -31,7 +36,7 @@ let arg key default =
 let () =
   let impl = arg "impl" "unknown" in
   let iters = int_of_string (arg "iters" "2000000") in
-  let ops = String.split_on_char ',' (arg "ops" "create_delete,batches,modify") in
+  let ops = String.split_on_char ',' (arg "ops" "create_delete,batches,modify,modify_old") in
   if not (setup ()) then failwith "boxroot_setup failed";
   let v1 = ref 1 and v2 = ref 2 in
   let per_op ns = ns /. float_of_int iters in
@@ -62,6 +67,16 @@ let () =
               ("delete_ns", per_op t.(1)); ("cpu_s", ns /. 1e9) ]
       | "modify" ->
           let ns = float_of_int (timed (fun n -> modify n v1 v2)) in
+          report op [ ("ns_per_op", per_op ns); ("cpu_s", ns /. 1e9) ]
+      | "modify_old" ->
+          let modify_old n =
+            keep_batch v1;
+            (* Minor collections as allocation triggers them. *)
+            for _ = 1 to 2_000_000 do ignore (Sys.opaque_identity (ref 0)) done;
+            Gc.full_major ();
+            modify_kept n v1 v2
+          in
+          let ns = float_of_int (timed modify_old) in
           report op [ ("ns_per_op", per_op ns); ("cpu_s", ns /. 1e9) ]
       | _ -> failwith ("plain.exe: unknown operation " ^ op))
     ops

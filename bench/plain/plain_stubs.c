@@ -63,6 +63,29 @@ value plain_batches(value iters, value v, value times)
   return Val_unit;
 }
 
+/* Old roots: plain_keep_batch creates BATCH roots holding `v` (in the
+   batch array), then, after a full major collection by the caller,
+   plain_modify_kept sets the first one alternately to `v1` and `v2` and
+   deletes them all. */
+value plain_keep_batch(value v)
+{
+  for (long i = 0; i < BATCH; i++) batch[i] = create_or_die(v);
+  return Val_unit;
+}
+
+value plain_modify_kept(value iters, value v1, value v2)
+{
+  long n = Long_val(iters);
+  boxroot r = batch[0];
+  long t0 = cpu_ns();
+  for (long i = 0; i < n; i++)
+    if (!boxroot_modify(&r, (i & 1) ? v1 : v2)) abort();
+  long t = cpu_ns() - t0;
+  batch[0] = r;
+  for (long i = 0; i < BATCH; i++) boxroot_delete(batch[i]);
+  return Val_long(t);
+}
+
 /* One root, set alternately to `v1` and `v2`. */
 value plain_modify(value iters, value v1, value v2)
 {

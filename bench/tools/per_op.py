@@ -18,7 +18,8 @@ cancel; N = 10^6. Rows:
   and delete it at once; 10,000 created then deleted, per pair; one root
   set alternately to two old values), as bench ops builds them (dune) and
   as a user without dune builds them (bench/plain/: ocamlopt over the
-  stubs and the library's C files, OCaml's own C flags).
+  stubs and the library's C files, OCaml's own C flags), the last one
+  also with a long-lived root, in an old pool.
 Writes the table to FILE (default bench/results/per-op/results.md) with
 the commands, the commit and the toolchains, and prints it."""
 import argparse
@@ -46,6 +47,7 @@ ROWS = [
     ("C loop, user build: create a root, delete it at once", "plain", "plain", ["ops=create_delete"]),
     ("C loop, user build: 10,000 created, then deleted (per pair)", "plain", "plain", ["ops=batches"]),
     ("C loop, user build: one root modified, two old values", "plain", "plain", ["ops=modify"]),
+    ("C loop, user build: the same, the root long-lived (old)", "plain", "plain", ["ops=modify_old"]),
 ]
 IMPLS = ["boxroot", "upstream"]
 

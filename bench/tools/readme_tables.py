@@ -67,6 +67,7 @@ LOOPS = [
     ("  the deletions", [("plain", "op=batches", "delete_ns")]),
     ("one root modified, two old values", [("plain", "op=modify", "ns_per_op"),
                                            ("ops", "op=loop_modify", "ns_per_op")]),
+    ("the same, a long-lived root", [("plain", "op=modify_old", "ns_per_op")]),
 ]
 
 
