@@ -46,11 +46,13 @@ def med(agg, bench, case, impl, metric):
 
 
 def cell(agg, bench, case, metric):
-    """'boxroot / upstream (ratio)' of medians, or '–'."""
-    bx, up = (med(agg, bench, case, i, metric) for i in ("boxroot", "upstream"))
-    if bx is None or up is None or up == 0:
+    """'boxroot / upstream (ratio; ratio of minimums)' of medians, or '–'."""
+    st = [agg.get((bench, case, i), {}).get(metric) for i in ("boxroot", "upstream")]
+    if None in st or st[1]["median"] == 0 or st[1]["min"] == 0:
         return "–"
-    return f"{bx:.2f} / {up:.2f} (**{bx / up:.2f}**)"
+    bx, up = st
+    return (f"{bx['median']:.2f} / {up['median']:.2f} (**{bx['median'] / up['median']:.2f}**; "
+            f"min {bx['min'] / up['min']:.2f})")
 
 
 def ratio_cell(agg, bench, case, metric, num="boxroot", den="upstream"):
@@ -91,7 +93,8 @@ def main():
                    f"{' (dirty)' if m.get('git_dirty') else ''}, {m['date'][:10]}, load average "
                    f"{' '.join(m.get('loadavg_start', '?').split()[:3])} at the start")
     out.append("")
-    out.append("Plain C loops, ns per operation, boxroot / upstream 0.4 (**time ratio**), medians; "
+    out.append("Plain C loops, ns per operation, boxroot / upstream 0.4 (**time ratio** of the "
+               "medians; ratio of the minimums), medians; "
                "\"user build\": bench/plain, stubs and library compiled together by "
                "`ocamlopt -ccopt -O2`; \"dune\": bench ops' loops, dune's release profile:")
     out.append("")
