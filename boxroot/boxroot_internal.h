@@ -472,6 +472,20 @@ static inline void boxroot_delete(boxroot r)
 #endif
 }
 
+/* The class word of a root's pool, as boxroot_modify reads it (lock
+   held). OCaml 5: ACQUIRE, as other domains write it: a current stamp
+   follows the owner's darkening (marking.c, M3). OCaml 4.14: only the
+   master lock's holder writes it, so a plain load (atomics.h), which the
+   compare then takes as its operand: an instruction less. */
+static inline uintptr_t boxroot__modify_cls_word(struct boxroot__pool_shared const *s)
+{
+#if BOXROOT__COMPAT_ONE_DOMAIN
+  return boxroot__load_locked(&s->cls_word);
+#else
+  return boxroot__load(&s->cls_word, ACQUIRE);
+#endif
+}
+
 static inline bool boxroot_modify(boxroot *r, value v)
 {
 #ifdef BOXROOT_DEBUG
@@ -489,15 +503,19 @@ static inline bool boxroot_modify(boxroot *r, value v)
   struct boxroot__pool_shared *shared = boxroot__pool_shared(boxroot__pool_of(root));
   if (BOXROOT__UNLIKELY(boxroot__compat_locked_domain() < 0))
     return boxroot__modify_update(r, boxroot__modify_slow_cold(root, v));
-  /* ACQUIRE: a current stamp follows the owner's darkening. The stamp
-     bits cancel out only if the pool's stamp is current; then the rest
-     is the class bits (BOXROOT__CLASS_BITS). */
-  uintptr_t cls = boxroot__load(&shared->cls_word, ACQUIRE) - boxroot__current_stamp_locked();
+  /* The stamp bits cancel out only if the pool's stamp is current; then
+     the rest is the class bits (BOXROOT__CLASS_BITS). */
+  uintptr_t cls = boxroot__modify_cls_word(shared) - boxroot__current_stamp_locked();
   /* Out of line, so that the young pool's store follows without a
      taken branch (a loop modifying a fresh root: bench/plain). */
   if (BOXROOT__UNLIKELY(cls != BOXROOT__CLASS_BITS(BOXROOT__CLASS_YOUNG))) {
-    if (cls != BOXROOT__CLASS_BITS(BOXROOT__CLASS_OLD))
-      /* A stamp that is not current. */
+    /* A stamp that is not current, or a pool of no class (orphaned,
+       domain.c). Neither exists on OCaml 4.14 (no stamps, one domain,
+       which never terminates): there a pool that is not young is old,
+       and the test is left out (bench/plain, a long-lived root: 2
+       instructions). */
+    if ((BOXROOT__COMPAT_DELETION_BARRIER || !BOXROOT__COMPAT_ONE_DOMAIN)
+        && cls != BOXROOT__CLASS_BITS(BOXROOT__CLASS_OLD))
       return boxroot__modify_update(r, boxroot__modify_marking_cold(root, v));
     if (boxroot__compat_may_be_young(v))
       return boxroot__modify_update(r, boxroot__modify_slow_cold(root, v));
