@@ -87,8 +87,9 @@ void boxroot__debug_weak_delete(boxroot_weak w);
    none (the owner, lock held). */
 static inline boxroot_weak boxroot__weak_pool_take(struct boxroot__pool_hot *pool, value v)
 {
-  void **slot = pool->free_list;
-  if (BOXROOT__UNLIKELY(slot == (void **)pool)) return NULL;
+  void **entry = pool->free_list;
+  if (BOXROOT__UNLIKELY(entry == (void **)pool)) return NULL;
+  void **slot = boxroot__free_slot(entry);
   pool->free_list = boxroot__unlink(*slot);
   pool->counts += BOXROOT__ONE_CREATION;
   /* Atomic: the owner's clearing may read the slot of a root that
@@ -168,7 +169,7 @@ static inline void boxroot_weak_delete(boxroot_weak w)
 #else
     /* Atomic, as every write of a weak slot (above). */
     boxroot__store(slot, boxroot__link(pool->free_list), RELAXED);
-    pool->free_list = slot;
+    pool->free_list = boxroot__free_entry(slot);
 #endif
     uint64_t n = --pool->counts;
     /* Low or empty (boxroot_delete's test): the pool may move. */

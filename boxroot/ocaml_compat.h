@@ -214,6 +214,11 @@ static inline int boxroot__compat_key_domain(void const *key)
    (marking.c): free slots' links are odd, immediates to it (pool.h). */
 #define BOXROOT__COMPAT_LINK_TAG 1
 
+/* The free list names a slot by its own address (boxroot_internal.h,
+   boxroot__free_slot): boxroot_delete's lock test reads the pool's owner
+   word, which no test of boxroot_create could stand for. */
+#define BOXROOT__COMPAT_FREE_BIAS 0
+
 /* Every block has a readable header (no naked pointers): the weak read
    barrier may test a value's colour inline (boxroot_weak_internal.h). */
 #define BOXROOT__COMPAT_HEADERS_READABLE 1
@@ -292,10 +297,15 @@ static inline int boxroot__compat_key_domain(void const *key)
    lock holder owns it. */
 #define BOXROOT__COMPAT_ONE_DOMAIN 1
 
-/* Nothing reads a pool as a block: free slots' links are the slots'
+/* Nothing reads a pool as a block: free slots' links are the entries'
    addresses themselves (pool.h), an instruction less in boxroot_create
    and in boxroot_delete. */
 #define BOXROOT__COMPAT_LINK_TAG 0
+
+/* The free list names a slot by the word before it (boxroot_internal.h,
+   boxroot__free_slot), so that a boxroot_delete right after a
+   boxroot_create reuses its lock test. */
+#define BOXROOT__COMPAT_FREE_BIAS 1
 
 /* Naked pointers are allowed: only the page table says whether a value
    has a header (the weak read barrier asks in its slow path). */
