@@ -369,7 +369,8 @@ static inline struct boxroot__pool_shared *boxroot__pool_shared(struct boxroot__
    OCaml 4.14, 0 on OCaml 5); the pool's own address ends the list. With
    a bias, boxroot_create writes the slot at offset 8 from the entry it
    read, and GCC knows that such a store cannot change an 8-byte global
-   (an object does not extend before a pointer into it): on OCaml 4.14,
+   (C pointer arithmetic stays within one object, which then holds more
+   than 8 bytes): on OCaml 4.14,
    the runtime's enter hook and the thread's token that the lock test
    compares (ocaml_compat.h). A boxroot_delete that follows the creation
    at once then reuses the creation's lock test instead of reading both
