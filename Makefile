@@ -288,10 +288,16 @@ clean:
 BENCH_BUILD_DIR := $(CURDIR)/bench/_build/ocaml-$(or $(OCAML_VERSION),default)
 # An implementation that does not build (e.g. boxroot before its support
 # for some OCaml version) is reported missing by run.py, not fatal.
+# bench/plain's program is built apart, as a user without dune builds it
+# (ocamlopt over the stubs and the library's C files: bench/plain/build.sh).
+# The compiler's version goes to ocaml-version (bench/tools/per_op.py).
 bench-build:
 	@mkdir -p $(BENCH_BUILD_DIR) && $(TOOLCHAIN) && \
+	ocamlopt -version > $(BENCH_BUILD_DIR)/ocaml-version && \
 	{ dune build --profile release --build-dir $(BENCH_BUILD_DIR) @bench/all \
-	  || echo "bench-build: some programs did not build; run.py reports them missing"; }
+	  || echo "bench-build: some programs did not build; run.py reports them missing"; } && \
+	{ bench/plain/build.sh $(BENCH_BUILD_DIR)/plain \
+	  || echo "bench-build: bench/plain did not build; run.py reports it missing"; }
 
 bench: bench-build
 	@$(TOOLCHAIN) && python3 bench/run.py --mode quick \
@@ -299,11 +305,16 @@ bench: bench-build
 	@$(MAKE) --no-print-directory bench-weak
 
 # Weak roots against strong ones and against a root holding a Weak.t
-# (bench/weak/): writes bench/results/weak/results.md. OCaml 5 only.
+# (bench/weak/): writes bench/results/weak/results.md (weak-ocaml5.3/ on
+# OCaml 5.3). OCaml 5 only: skipped, saying so, on 4.14.
 bench-weak:
 	@mkdir -p $(BENCH_BUILD_DIR) && $(TOOLCHAIN) && \
-	dune build --profile release --build-dir $(BENCH_BUILD_DIR) ./bench/weak/weak_bench.exe && \
-	python3 bench/weak/run.py $(BENCH_BUILD_DIR)/default/bench/weak/weak_bench.exe $(BENCH_WEAK_ARGS)
+	if ocamlopt -version | grep -q '^4\.'; then \
+	  echo "bench-weak: skipped on OCaml $$(ocamlopt -version): it needs OCaml 5 (runtime_events)"; \
+	else \
+	  dune build --profile release --build-dir $(BENCH_BUILD_DIR) ./bench/weak/weak_bench.exe && \
+	  python3 bench/weak/run.py $(BENCH_BUILD_DIR)/default/bench/weak/weak_bench.exe $(BENCH_WEAK_ARGS); \
+	fi
 
 bench-full: bench-build
 	@$(TOOLCHAIN) && python3 bench/run.py --mode full \

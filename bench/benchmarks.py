@@ -414,6 +414,66 @@ class Ops(Benchmark):
                             lambda c: case_value(c, "k"), 12, ylabel="ns per operation")
         charts.save(fig, "ops")
 
+class Plain(Benchmark):
+    """ops' plain C loops again, in a program built as a user without dune
+    builds it (bench/plain/: `ocamlopt -ccopt -O2` over its stubs and the
+    library's C files, OCaml's own C flags only)."""
+    name = program = "plain"
+    primary = "ns_per_op"
+    impls = ["boxroot", "upstream"]
+    loops = ("create_delete", "batches", "modify", "modify_old")
+    modes = {"quick": dict(iters=20_000_000), "full": dict(iters=50_000_000)}
+    goal = 1.00
+
+    def job(self, impl_dir, args, env=None):
+        return {**super().job(impl_dir, args, env), "plain": True}
+
+    def points(self, p, keep, cores):
+        return [[self.job(i, [f"impl={i}", f"ops={op}", f"iters={p['iters']}"])
+                 for i in self.impls if keep(i)] for op in self.loops]
+
+    def goals(self, ctx):
+        out = []
+        for op in self.loops:
+            c = f"op={op}"
+            out.append(check_row(f"plain C loop {op} (built as a user would): boxroot / upstream",
+                                 ratio(ctx.med(self.name, c, "boxroot", "ns_per_op"),
+                                       ctx.med(self.name, c, "upstream", "ns_per_op")),
+                                 f"≤ {self.goal:.2f}", lambda v: v <= self.goal))
+        return out
+
+    def section(self, ctx, cs):
+        L = ["## Plain C loops, built as a user builds them\n",
+             "The plain C loops of ops (create a root and delete it at once; 10,000 created, "
+             "then deleted in creation order, per pair, and each half; one root set "
+             "alternately to two old values, fresh or long-lived: created before a minor and a "
+             "full major collection), in a program whose stubs and library are "
+             "compiled together by `ocamlopt -ccopt -O2`, with OCaml's own C flags, as a "
+             "user without dune builds it (bench/plain/). ns per operation, median (min) "
+             "over the repetitions; the ratios are of medians, and of minimums.\n"]
+        impls = [i for i in self.impls if any(ctx.has(self.name, c, i) for c in cs)]
+        rows = []
+        for op, metric, label in (("create_delete", "ns_per_op", "create, delete at once"),
+                                  ("batches", "ns_per_op", "batches of 10,000 (per pair)"),
+                                  ("batches", "create_ns", "batches: the creations"),
+                                  ("batches", "delete_ns", "batches: the deletions"),
+                                  ("modify", "ns_per_op", "modify one root"),
+                                  ("modify_old", "ns_per_op", "modify one long-lived root")):
+            c = f"op={op}"
+            if not any(ctx.has(self.name, c, i) for i in impls):
+                continue
+            row = [label]
+            for i in impls:
+                st = ctx.stat(self.name, c, i, metric)
+                row.append("–" if st is None else f"{st['median']:.2f} ({st['min']:.2f})")
+            bx, up = (ctx.stat(self.name, c, i, metric) for i in ("boxroot", "upstream"))
+            row.append(f2(None if bx is None or up is None else ratio(bx["median"], up["median"])))
+            row.append(f2(None if bx is None or up is None else ratio(bx["min"], up["min"])))
+            rows.append(row)
+        L.append(md_table(["loop"] + [LABELS[i] for i in impls]
+                          + ["*boxroot / upstream*", "*(min / min)*"], rows) + "\n")
+        return L
+
 # ---------------------------------------------------------------- latency
 
 
@@ -728,6 +788,7 @@ BENCHMARKS = [
     GlobalRoots("globroots", ("steps", 1_350_000, 1_350_000), "check", goal_upstream=0.95),
     LocalRoots(),
     Ops(),
+    Plain(),
     Latency(),
     Pause(),
     Parallel(),

@@ -34,10 +34,19 @@ from harness import HERE, ROOT, aggregate, f2, md_table, ratio
 
 DEFAULT_BUILD = os.path.join(HERE, "_build", "ocaml-default", "default", "bench", "build")
 JOB_TIMEOUT_S = 1800
+# The OCaml of `make bench` without OCAML_VERSION (tools/toolchain.sh).
+DEFAULT_OCAML = "5.5"
 MODES = {"quick": dict(reps=5), "full": dict(reps=5)}
 
 # ---------------------------------------------------------------- report
 
+
+
+def results_suffix(ocaml_version):
+    """"" for the default OCaml (5.5, the newest release: make bench
+    without OCAML_VERSION), "-ocaml<x.y>" for the others."""
+    xy = ".".join(ocaml_version.split(".")[:2])
+    return "" if xy == DEFAULT_OCAML else "-ocaml" + xy
 
 
 def failed_impl(failure):
@@ -166,6 +175,7 @@ def main():
     ap.add_argument("--only", help="comma-separated benchmarks: " + ",".join(names))
     ap.add_argument("--impls", help="comma-separated implementations (default: all)")
     ap.add_argument("--build", default=DEFAULT_BUILD)
+    ap.add_argument("--plain-build", help="bench/plain's builds (default: BUILD/../../../plain)")
     ap.add_argument("--out", help="output directory (default bench/results/<mode>)")
     ap.add_argument("--no-charts", action="store_true")
     ap.add_argument("--chart-format", choices=["svg", "png"], default="svg")
@@ -210,15 +220,22 @@ def main():
             cfg[b.name] = p
             points += [g for g in b.points(p, keep, cores) if (g["jobs"] if isinstance(g, dict) else g)]
 
+    # The programs built as a user would (bench/plain/build.sh, run by
+    # make bench-build) sit beside dune's build directory.
+    plain_build = a.plain_build or os.path.join(
+        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(a.build)))), "plain")
+
     def exe(job):
-        return os.path.join(a.build, job["dir"], job["program"] + ".exe")
+        base = plain_build if job.get("plain") else a.build
+        return os.path.join(base, job["dir"], job["program"] + ".exe")
 
     if not any(os.path.exists(exe(j)) for g in points for j in (g["jobs"] if isinstance(g, dict) else g)):
         print(f"run.py: no benchmark program in {a.build}: build them first (make bench-build)",
               file=sys.stderr)
         return 2
-    # OCaml 5 results in results/<mode>, others in results/<mode>-ocaml<x.y>.
-    suffix = "" if info["ocaml"].startswith("5.") else "-ocaml" + ".".join(info["ocaml"].split(".")[:2])
+    # The default OCaml's (5.5) results in results/<mode>, others' in
+    # results/<mode>-ocaml<x.y>.
+    suffix = results_suffix(info["ocaml"])
     outdir = a.out or os.path.join(HERE, "results", a.mode + suffix)
     os.makedirs(outdir, exist_ok=True)
     njobs = sum(len(g["jobs"]) * min(cfg["reps"], g["reps"]) if isinstance(g, dict)

@@ -33,19 +33,22 @@ void boxroot_teardown(void)
 
 boxroot boxroot__create_slow(value v)
 {
-  if (!boxroot__lock_held_or_fail("boxroot_create: this thread does not hold the OCaml domain lock"))
-    return NULL;
+  int dom = boxroot__locked_domain_or_fail("boxroot_create: this thread does not hold the OCaml domain lock");
+  if (dom < 0) return NULL;
   if (!boxroot__running_or_fail()) return NULL;
-  int dom = boxroot__compat_locked_domain();
   boxroot__compat_point_thread_cursor(dom);
   struct boxroot_domain *d = boxroot__domain_get(dom);
-  if (d == NULL || boxroot__domain_refill(d) == NULL) {
+  pool *p = d == NULL ? NULL : boxroot__domain_refill(d);
+  if (p == NULL) {
     boxroot__fail(ENOMEM, "boxroot_create: no pool for new roots (out of memory, "
                   "or this domain has terminated)");
     return NULL;
   }
-  /* boxroot__domain_refill guarantees a free slot in the current pool. */
-  return boxroot_create(v);
+  /* boxroot__domain_refill guarantees a free slot in the current pool:
+     taken without the fast path's test of the lock, which may fail on
+     OCaml 4.14 where the lock is known from the runtime only
+     (ocaml_compat.h, boxroot__compat_lock_held_slow). */
+  return boxroot__pool_take(&p->hot, v);
 }
 
 /* Roots moved by boxroot_modify, per domain (written with its lock, read
@@ -54,14 +57,14 @@ static long modify_moves[BOXROOT__MAX_DOMAINS];
 
 bool boxroot__modify_slow(boxroot *r, value v)
 {
-  if (!boxroot__lock_held_or_fail("boxroot_modify: this thread does not hold the OCaml domain lock"))
-    return false;
+  int dom = boxroot__locked_domain_or_fail("boxroot_modify: this thread does not hold the OCaml domain lock");
+  if (dom < 0) return false;
   /* A young value into an old pool: move the root to a young pool. */
   boxroot moved = boxroot_create(v);
   if (moved == NULL) return false;
   boxroot_delete(*r);
   *r = moved;
-  modify_moves[boxroot__compat_locked_domain()]++;
+  modify_moves[dom]++;
   return true;
 }
 

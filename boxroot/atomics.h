@@ -31,12 +31,14 @@
 #define BOXROOT_ATOMICS_H
 
 #define boxroot__load(p, order) __atomic_load_n((p), __ATOMIC_##order)
-/* The one exception to the rule above: a plain load of a field that only
-   stop-the-world sections write, by a thread that holds a domain lock.
-   No such section runs while the thread holds the lock, and the sections'
-   own synchronisation orders its writes with the thread's reads, so there
-   is no data race; a plain load lets the compiler fold it into the
-   instruction that uses it (boxroot_modify's stamp). */
+/* The one exception to the rule above: a plain load, by a thread that
+   holds a domain lock, of a field that no thread writes while it holds
+   that lock: a field that only stop-the-world sections write, or on
+   OCaml 4.14 one that only the master lock's holder writes. The lock (or
+   the sections' own synchronisation) orders the writes with the thread's
+   reads, so there is no data race; a plain load lets the compiler fold
+   it into the instruction that uses it (boxroot_modify's stamp, and its
+   pool's class word on OCaml 4.14). */
 #define boxroot__load_locked(p) (*(p))
 #define boxroot__store(p, v, order) __atomic_store_n((p), (v), __ATOMIC_##order)
 #define boxroot__exchange(p, v, order) __atomic_exchange_n((p), (v), __ATOMIC_##order)

@@ -103,7 +103,7 @@ void boxroot__barrier_delete_owned(pool *p, void **slot, void const *key)
   BOXROOT__ASSERT(!marking_stamp_is_current(p)
                   && boxroot__owner_word_key(boxroot__owner_word_relaxed(&p->shared)) == key);
   boxroot__barrier_owner(p, slot, boxroot__compat_state());
-  boxroot__delete_local(&p->hot, (boxroot)slot);
+  boxroot__delete_local(&p->hot, boxroot__free_entry(slot));
 }
 
 /* boxroot_modify in a pool whose stamp is not current, lock held: the

@@ -83,6 +83,22 @@ bool boxroot__debug_weak_modify(boxroot_weak *w, value v);
 void boxroot__debug_weak_delete(boxroot_weak w);
 #endif
 
+/* A free slot of the weak pool `pool` holding `v`, or NULL if it has
+   none (the owner, lock held). */
+static inline boxroot_weak boxroot__weak_pool_take(struct boxroot__pool_hot *pool, value v)
+{
+  void **entry = pool->free_list;
+  if (BOXROOT__UNLIKELY(entry == (void **)pool)) return NULL;
+  void **slot = boxroot__free_slot(entry);
+  pool->free_list = boxroot__unlink(*slot);
+  pool->counts += BOXROOT__ONE_CREATION;
+  /* Atomic: the owner's clearing may read the slot of a root that
+     another domain modifies (weak.c); not this fresh one, but the slot
+     is written the one way. */
+  boxroot__store((value *)slot, v, RELAXED);
+  return (boxroot_weak)slot;
+}
+
 static inline BOXROOT__DEBUG_ALWAYS_INLINE boxroot_weak boxroot_weak_create(value v)
 {
 #ifdef BOXROOT_DEBUG
@@ -90,17 +106,8 @@ static inline BOXROOT__DEBUG_ALWAYS_INLINE boxroot_weak boxroot_weak_create(valu
 #else
   int dom = boxroot__compat_locked_domain();
   if (BOXROOT__LIKELY(dom >= 0)) {
-    struct boxroot__pool_hot *pool = boxroot__weak_cursor[dom];
-    void **slot = pool->free_list;
-    if (BOXROOT__LIKELY(slot != (void **)pool)) {
-      pool->free_list = (void **)((uintptr_t)*slot - 1); /* pool_unlink */
-      pool->counts += BOXROOT__ONE_CREATION;
-      /* Atomic: the owner's clearing may read the slot of a root that
-         another domain modifies (weak.c); not this fresh one, but the
-         slot is written the one way. */
-      boxroot__store((value *)slot, v, RELAXED);
-      return (boxroot_weak)slot;
-    }
+    boxroot_weak w = boxroot__weak_pool_take(boxroot__weak_cursor[dom], v);
+    if (BOXROOT__LIKELY(w != NULL)) return w;
   }
   return boxroot__weak_create_slow(v);
 #endif
@@ -161,8 +168,8 @@ static inline void boxroot_weak_delete(boxroot_weak w)
     boxroot__pool_quarantine(pool, slot);
 #else
     /* Atomic, as every write of a weak slot (above). */
-    boxroot__store(slot, (void *)((uintptr_t)pool->free_list + 1), RELAXED); /* pool_link */
-    pool->free_list = slot;
+    boxroot__store(slot, boxroot__link(pool->free_list), RELAXED);
+    pool->free_list = boxroot__free_entry(slot);
 #endif
     uint64_t n = --pool->counts;
     /* Low or empty (boxroot_delete's test): the pool may move. */

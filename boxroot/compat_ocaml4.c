@@ -23,13 +23,13 @@ void boxroot__compat_point_thread_cursor(int id)
   (void)id; /* one domain: boxroot_create reads its cursor directly */
 }
 
-/* Lock tracking (protocol in ocaml_compat.h). The epochs and hook
-   pointers are written only by the thread holding the master lock; a
-   thread reads its own epoch, and the global ones, which change only
-   while it does not hold the lock and therefore does not rely on them. */
-__thread int boxroot__compat_thread_epoch; /* 0: never seen by our hooks */
-int boxroot__compat_lock_epoch;            /* 0 before setup, then >= 1 */
-#define RELEASED_THROUGH_OUR_HOOK (-1)
+/* Lock tracking (protocol in ocaml_compat.h). The hooks' state below is
+   written only by the thread holding the master lock; a thread writes
+   its own token. */
+__thread boxroot__compat_hook boxroot__compat_thread_token
+  __attribute__((tls_model("initial-exec"))); /* 0: never seen by our hooks */
+int boxroot__compat_domain0_key;
+#define RELEASED_THROUGH_OUR_HOOK ((boxroot__compat_hook)1)
 
 /* This thread's stack, [lo, hi); lo = hi = 0 until known. */
 static __thread uintptr_t stack_lo, stack_hi;
@@ -63,45 +63,78 @@ static int runtime_says_i_hold_the_lock(void)
 
 static void (*previous_scan_hook)(scanning_action);
 static void (*previous_major_gc_hook)(void);
-static void (*previous_enter_blocking)(void);
 static void (*previous_leave_blocking)(void);
 
-void boxroot__compat_enter_blocking_hook(void)
+/* The enter hooks, one per installation (ocaml_compat.h): hook k
+   releases through the hook it replaced, previous_enter[k]. Distinct
+   functions, also to a compiler or linker that merges identical ones:
+   each calls through an entry of its own. */
+#define ENTER_HOOKS BOXROOT__COMPAT_ENTER_HOOKS
+static void (*previous_enter[ENTER_HOOKS])(void);
+#define ENTER_HOOK(k)                                       \
+  static void enter_hook_##k(void)                          \
+  {                                                         \
+    boxroot__compat_thread_token = RELEASED_THROUGH_OUR_HOOK; \
+    previous_enter[k]();                                    \
+  }
+/* Hook 0nm for n, m in 0..7: octal literals 000 to 077, 64 hooks. */
+#define ENTER_HOOKS_8(n)                                                        \
+  ENTER_HOOK(0##n##0) ENTER_HOOK(0##n##1) ENTER_HOOK(0##n##2) ENTER_HOOK(0##n##3) \
+  ENTER_HOOK(0##n##4) ENTER_HOOK(0##n##5) ENTER_HOOK(0##n##6) ENTER_HOOK(0##n##7)
+#define ENTER_HOOKS_LIST_8(n)                                                   \
+  enter_hook_0##n##0, enter_hook_0##n##1, enter_hook_0##n##2, enter_hook_0##n##3, \
+  enter_hook_0##n##4, enter_hook_0##n##5, enter_hook_0##n##6, enter_hook_0##n##7,
+ENTER_HOOKS_8(0) ENTER_HOOKS_8(1) ENTER_HOOKS_8(2) ENTER_HOOKS_8(3)
+ENTER_HOOKS_8(4) ENTER_HOOKS_8(5) ENTER_HOOKS_8(6) ENTER_HOOKS_8(7)
+static void (*const enter_hooks[ENTER_HOOKS])(void) = {
+  ENTER_HOOKS_LIST_8(0) ENTER_HOOKS_LIST_8(1) ENTER_HOOKS_LIST_8(2) ENTER_HOOKS_LIST_8(3)
+  ENTER_HOOKS_LIST_8(4) ENTER_HOOKS_LIST_8(5) ENTER_HOOKS_LIST_8(6) ENTER_HOOKS_LIST_8(7)
+};
+_Static_assert(ENTER_HOOKS == 64, "enter_hooks lists 64 hooks");
+/* The installation in force: enter_hooks[installed], or none (-1). */
+static int installed = -1;
+
+static int our_enter_hook_is_installed(void)
 {
-  boxroot__compat_thread_epoch = RELEASED_THROUGH_OUR_HOOK;
-  previous_enter_blocking();
+  return installed >= 0 && caml_enter_blocking_section_hook == enter_hooks[installed];
 }
 
 static void leave_blocking_hook(void)
 {
   previous_leave_blocking();
-  boxroot__compat_thread_epoch = boxroot__compat_lock_epoch;
+  boxroot__compat_thread_token =
+    our_enter_hook_is_installed() ? enter_hooks[installed] : RELEASED_THROUGH_OUR_HOOK;
 }
 
 static int blocking_hooks_are_ours(void)
 {
-  return caml_enter_blocking_section_hook == boxroot__compat_enter_blocking_hook
-      && caml_leave_blocking_section_hook == leave_blocking_hook;
+  return our_enter_hook_is_installed() && caml_leave_blocking_section_hook == leave_blocking_hook;
+}
+
+int boxroot__compat_blocking_hooks_are_ours(void)
+{
+  return blocking_hooks_are_ours();
 }
 
 /* Puts our blocking-section hooks on top of the current ones, and records
-   that the calling thread, which must hold the master lock, holds it. */
+   that the calling thread, which must hold the master lock, holds it. An
+   enter hook that is not ours in force is replaced by the next of ours,
+   which voids the tokens of threads that may have released the lock
+   through the hook that replaced ours; when none is left, the hooks stay
+   as they are (ocaml_compat.h). */
 static void install_blocking_hooks(void)
 {
-  if (!blocking_hooks_are_ours()) {
-    if (caml_enter_blocking_section_hook != boxroot__compat_enter_blocking_hook) {
-      previous_enter_blocking = caml_enter_blocking_section_hook;
-      caml_enter_blocking_section_hook = boxroot__compat_enter_blocking_hook;
-    }
-    if (caml_leave_blocking_section_hook != leave_blocking_hook) {
-      previous_leave_blocking = caml_leave_blocking_section_hook;
-      caml_leave_blocking_section_hook = leave_blocking_hook;
-    }
-    /* Void the epochs of threads that may have released the lock
-       through the hooks that replaced ours. */
-    boxroot__compat_lock_epoch++;
+  if (caml_leave_blocking_section_hook != leave_blocking_hook) {
+    previous_leave_blocking = caml_leave_blocking_section_hook;
+    caml_leave_blocking_section_hook = leave_blocking_hook;
   }
-  boxroot__compat_thread_epoch = boxroot__compat_lock_epoch;
+  if (!our_enter_hook_is_installed()) {
+    if (installed + 1 == ENTER_HOOKS) return;
+    installed++;
+    previous_enter[installed] = caml_enter_blocking_section_hook;
+    boxroot__store(&caml_enter_blocking_section_hook, enter_hooks[installed], RELAXED);
+  }
+  boxroot__compat_thread_token = enter_hooks[installed];
 }
 
 /* The hooks miss the acquisitions of threads that were already waiting
@@ -115,14 +148,14 @@ static void install_blocking_hooks(void)
    against the API's rule, would be misjudged. */
 static int lock_held_per_runtime(void)
 {
-  return !(boxroot__compat_thread_epoch == RELEASED_THROUGH_OUR_HOOK
+  return !(boxroot__compat_thread_token == RELEASED_THROUGH_OUR_HOOK
            && blocking_hooks_are_ours())
     && runtime_says_i_hold_the_lock();
 }
 
 int boxroot__compat_lock_held_slow(void)
 {
-  if (boxroot__compat_locked_domain() >= 0) return 1;
+  if (boxroot__compat_lock_held()) return 1;
   if (!lock_held_per_runtime()) return 0;
   if (boxroot_status() == BOXROOT_RUNNING) install_blocking_hooks();
   return 1;
@@ -161,8 +194,8 @@ void boxroot__compat_remove_hooks(void)
 {
   if (caml_scan_roots_hook == scan_hook) caml_scan_roots_hook = previous_scan_hook;
   if (caml_major_gc_hook == major_gc_hook) caml_major_gc_hook = previous_major_gc_hook;
-  if (caml_enter_blocking_section_hook == boxroot__compat_enter_blocking_hook)
-    caml_enter_blocking_section_hook = previous_enter_blocking;
+  if (our_enter_hook_is_installed())
+    boxroot__store(&caml_enter_blocking_section_hook, previous_enter[installed], RELAXED);
   if (caml_leave_blocking_section_hook == leave_blocking_hook)
     caml_leave_blocking_section_hook = previous_leave_blocking;
 }
@@ -245,7 +278,7 @@ uintptr_t boxroot__compat_weak_marked_colour(void) { return Caml_black; }
 int boxroot__compat_visit_domains(void (*each_domain)(int id, void *data),
                                   void (*shared)(void *data), void *data)
 {
-  if (boxroot__compat_locked_domain() < 0 && !lock_held_per_runtime()) return 0;
+  if (!boxroot__compat_lock_held() && !lock_held_per_runtime()) return 0;
   for (int id = 0; id < BOXROOT__MAX_DOMAINS; id++) each_domain(id, data);
   shared(data);
   return 1;

@@ -16,13 +16,14 @@ static void check_pool(pool *p)
   CHECK(p->fresh >= p->slots && p->fresh <= pool_end(p));
   CHECK((p->fresh - p->slots) % SLOTS_PER_LINE == 0);
   int handed_out = (int)(p->fresh - p->slots), free_slots = 0;
-  for (void **s = p->hot.free_list; s != (void **)p; s = pool_unlink(*s)) {
-    CHECK(s >= p->slots && s < p->fresh);
+  for (void **e = p->hot.free_list; e != (void **)p; e = pool_unlink(*boxroot__free_slot(e))) {
+    void **s = boxroot__free_slot(e);
+    CHECK(pool_of_slot(e) == p && s >= p->slots && s < p->fresh);
     CHECK(pool_slot_is_free(p, *s));
     CHECK(++free_slots <= handed_out);
   }
 #if BOXROOT__IN_DEBUG_BUILD
-  void **q = &p->slots[p->quarantine_oldest];
+  void **q = &p->slots[p->hot.quarantine_oldest];
   for (int i = 0; i < p->quarantined; i++, q = pool_unlink(*q)) {
     CHECK(q >= p->slots && q < p->fresh);
     CHECK(pool_slot_is_free(p, *q));

@@ -13,13 +13,26 @@
      way to ask who holds the lock: boxroot tracks it per thread through
      the blocking-section hooks (compat_ocaml4.c), and there is one domain, 0.
      The tracking protocol (4.14):
-     - `boxroot__compat_thread_epoch` (thread-local) is set to the current
-       `boxroot__compat_lock_epoch` by our leave hook right after the
-       thread acquires the lock, and to -1 by our enter hook right before
-       it releases it (0: never seen by our hooks). A thread counts as
-       holding the lock when its epoch is the current one and our enter
-       hook is still installed: two loads and compares more than a flag,
-       on the fast paths (4.14 only).
+     - Each installation of our hooks installs an enter hook of its own,
+       one of BOXROOT__COMPAT_ENTER_HOOKS distinct functions, taken in
+       turn (compat_ocaml4.c); the first installation takes the first.
+       Each calls the hook it replaced: a library that chains to ours
+       and that ours then chain to again calls an earlier one of ours.
+     - `boxroot__compat_thread_token` (thread-local) is set by our leave
+       hook, right after the thread acquires the lock, to the enter hook
+       of the current installation if that one is installed, and to 1
+       (not a function) by our enter hooks right before the thread
+       releases the lock (0: never seen by our hooks). A thread counts as
+       holding the lock when its token is the installed enter hook: one
+       thread-local load, one load of the hook and one compare on the
+       fast paths, which tell at once that the thread took the lock
+       through our hooks and that it can only release it through them.
+     - So replacing our enter hook makes every thread count as not
+       holding the lock until ours are installed again, and installing
+       them again voids the tokens recorded before (the thread that held
+       the lock when Thread was initialised may have released it since
+       through systhreads' hook): a new enter hook is never equal to an
+       old token.
      - Paths that hand the lock over without the hooks: Thread.yield (the
        yielding thread holds the lock before and after, and runs nothing
        in between), caml_c_thread_register/unregister (no boxroot call
@@ -35,10 +48,13 @@
      - systhreads' Thread initialisation overwrites both hooks without
        chaining. If that happens after boxroot_setup, no thread counts as
        holding the lock until ours are installed again, at the next scan
-       or creation slow path. Re-installing bumps the global epoch, which
-       voids the epochs recorded before (the thread that held the lock
-       when Thread was initialised may have released it since through
-       systhreads' hook).
+       or creation slow path, with the next enter hook.
+     - After BOXROOT__COMPAT_ENTER_HOOKS installations (the hooks
+       replaced that many times by other code: systhreads replaces them
+       once), the enter hooks are used up: ours are not installed again,
+       no thread counts as holding the lock on the fast paths, and every
+       creation takes the slow path, which asks the runtime (below), and
+       every deletion the remote path. Slower, never wrong.
      - Known gap: a thread started by Thread.create releases the lock for
        the last time in systhreads' caml_thread_stop, without the hook. Its
        thread-local destructors (C++/Rust) still count as holding it, so a
@@ -70,10 +86,11 @@
      thread's first creation. boxroot_create trusts `pool` only while
      `key` equals the key of the lock it holds, and its slow path resets
      both. A thread's domain never changes in OCaml 5.3 (systhreads stay
-     in their domain, C threads register with domain 0), but the check
-     makes the cache safe even if it did. Initial-exec, like the
-     runtime's own Caml_state: no call to reach it. OCaml 4.14 has one
-     cursor, at a fixed address. */
+     in their domain, C threads register with domain 0), but 5.5 lets a C
+     thread register with any domain (caml_c_thread_register_in_domain):
+     the check keeps the cache safe. Initial-exec, like the runtime's own
+     Caml_state: no call to reach it. OCaml 4.14 has one cursor, at a
+     fixed address. */
 #ifndef BOXROOT_OCAML_COMPAT_H
 #define BOXROOT_OCAML_COMPAT_H
 
@@ -160,6 +177,12 @@ static inline int boxroot__compat_lock_held_slow(void)
 {
   return boxroot__compat_locked_domain() >= 0;
 }
+/* The id of the domain whose lock this thread holds, for a thread that
+   holds one (boxroot__compat_lock_held_slow). */
+static inline int boxroot__compat_held_domain(void)
+{
+  return Caml_state->id;
+}
 
 /* Domain keys: a pointer that identifies a domain, so that the delete
    fast path tells "the lock of the pool's owner is held" with one
@@ -184,6 +207,19 @@ static inline int boxroot__compat_key_domain(void const *key)
    (marking.c; the stamps: boxroot_internal.h). */
 #define BOXROOT__COMPAT_DELETION_BARRIER 1
 
+/* Domains own pools and hand them over (domain.c): boxroot_delete asks
+   the pool who owns it. */
+#define BOXROOT__COMPAT_ONE_DOMAIN 0
+
+/* The runtime's marker reads a pool's slots as a block's fields
+   (marking.c): free slots' links are odd, immediates to it (pool.h). */
+#define BOXROOT__COMPAT_LINK_TAG 1
+
+/* The free list names a slot by its own address (boxroot_internal.h,
+   boxroot__free_slot): boxroot_delete's lock test reads the pool's owner
+   word, which no test of boxroot_create could stand for. */
+#define BOXROOT__COMPAT_FREE_BIAS 0
+
 /* Every block has a readable header (no naked pointers): the weak read
    barrier may test a value's colour inline (boxroot_weak_internal.h). */
 #define BOXROOT__COMPAT_HEADERS_READABLE 1
@@ -205,30 +241,47 @@ extern __thread struct boxroot__thread_cursor boxroot__thread_cursor
 
 #else /* OCaml 4.14 */
 
-/* Lock tracking, maintained in compat_ocaml4.c (protocol above). */
-extern __thread int boxroot__compat_thread_epoch;
-extern int boxroot__compat_lock_epoch;
-void boxroot__compat_enter_blocking_hook(void);
+/* Lock tracking, maintained in compat_ocaml4.c (protocol above). The
+   token is initial-exec, as OCaml 5's thread cursor above: no call to
+   reach it. */
+#define BOXROOT__COMPAT_ENTER_HOOKS 64
+typedef void (*boxroot__compat_hook)(void);
+extern __thread boxroot__compat_hook boxroot__compat_thread_token
+  __attribute__((tls_model("initial-exec")));
 /* Declared by <caml/signals.h> only under CAML_INTERNALS. */
 CAMLextern void (*caml_enter_blocking_section_hook)(void);
 
+static inline int boxroot__compat_lock_held(void)
+{
+  /* Only the lock holder writes the hook, and a thread writes its own
+     token. A thread that does not hold the lock but whose token is one
+     of our enter hooks released the lock through another hook, which it
+     called (after installing it, or after taking the lock): whatever the
+     order of the two reads, it reads that hook or a later one, never its
+     token. */
+  return boxroot__compat_thread_token == caml_enter_blocking_section_hook;
+}
+
 static inline int boxroot__compat_locked_domain(void)
 {
-  return boxroot__compat_thread_epoch == boxroot__compat_lock_epoch
-      && caml_enter_blocking_section_hook == boxroot__compat_enter_blocking_hook
-    ? 0 : -1;
+  return boxroot__compat_lock_held() ? 0 : -1;
 }
+
+/* Whether our blocking-section hooks are the installed ones (tests). */
+int boxroot__compat_blocking_hooks_are_ours(void);
 
 static inline uintnat boxroot__compat_domain_unique_id(void) { return 0; }
 
-/* Domain keys (see above): domain 0's is the address of the epoch. */
+/* Domain keys (see above): domain 0's is the address of a word of its
+   own. */
+extern int boxroot__compat_domain0_key;
 static inline void const *boxroot__compat_lock_key(void)
 {
-  return boxroot__compat_locked_domain() == 0 ? &boxroot__compat_lock_epoch : NULL;
+  return boxroot__compat_lock_held() ? &boxroot__compat_domain0_key : NULL;
 }
 static inline void const *boxroot__compat_domain_key(void)
 {
-  return &boxroot__compat_lock_epoch;
+  return &boxroot__compat_domain0_key;
 }
 static inline int boxroot__compat_key_domain(void const *key)
 {
@@ -239,17 +292,37 @@ static inline int boxroot__compat_key_domain(void const *key)
 /* Marking: slot by slot, at the cycle start; no barrier (see above). */
 #define BOXROOT__COMPAT_DELETION_BARRIER 0
 
+/* One domain, which never terminates: it owns every pool that holds a
+   root (pools change owner only when a domain terminates, domain.c), with
+   stamp 0, so boxroot_delete need not read the pool to know that the
+   lock holder owns it. */
+#define BOXROOT__COMPAT_ONE_DOMAIN 1
+
+/* Nothing reads a pool as a block: free slots' links are the entries'
+   addresses themselves (pool.h), an instruction less in boxroot_create
+   and in boxroot_delete. */
+#define BOXROOT__COMPAT_LINK_TAG 0
+
+/* The free list names a slot by the word before it (boxroot_internal.h,
+   boxroot__free_slot), so that a boxroot_delete right after a
+   boxroot_create reuses its lock test. */
+#define BOXROOT__COMPAT_FREE_BIAS 1
+
 /* Naked pointers are allowed: only the page table says whether a value
    has a header (the weak read barrier asks in its slow path). */
 #define BOXROOT__COMPAT_HEADERS_READABLE 0
 
 /* Whether this thread holds the master lock, for the slow paths of
    functions that need it: asks the runtime when the hooks cannot tell,
-   and then (re)installs the hooks (compat_ocaml4.c). */
+   and then (re)installs the hooks (compat_ocaml4.c). It may then hold
+   the lock while the fast paths' test says not (our enter hooks used
+   up): the slow paths ask this one, and then take the domain from
+   boxroot__compat_held_domain(). */
 int boxroot__compat_lock_held_slow(void);
+static inline int boxroot__compat_held_domain(void) { return 0; }
 
 /* One domain: its cursor is at a fixed address. */
-#define boxroot__compat_cursor_known() (boxroot__compat_locked_domain() == 0)
+#define boxroot__compat_cursor_known() boxroot__compat_lock_held()
 #define boxroot__compat_cached_cursor() (&boxroot__alloc_cursor[0].pool)
 
 #endif

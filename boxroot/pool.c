@@ -9,7 +9,10 @@ _Static_assert(POOL_SLOTS < (1 << BOXROOT__COUNT_BITS),
                "the count of slots in use must fit below the creations (boxroot.h)");
 _Static_assert((BOXROOT__LOW_COUNT & (BOXROOT__LOW_COUNT - 1)) == 0,
                "BOXROOT__LOW_COUNT must be a power of two");
-_Static_assert(offsetof(pool, count_bias) + sizeof(int) <= CACHE_LINE,
+_Static_assert(offsetof(pool, hot.free_list) >= sizeof(void *)
+               && offsetof(pool, hot.counts) >= sizeof(void *),
+               "boxroot_create's stores must not be at offset 0 (boxroot__free_slot)");
+_Static_assert(offsetof(pool, delayed_bits) == CACHE_LINE,
                "the owner's header must fit in one cache line");
 _Static_assert(offsetof(pool, shared) == BOXROOT__POOL_SHARED_OFFSET,
                "the fast paths find the shared header line at a fixed offset");
@@ -30,7 +33,7 @@ void boxroot__pool_reset(pool *p)
 {
   p->hot.free_list = (void **)p;
   p->hot.counts = 0;
-  p->count_bias = 0;
+  p->hot.count_bias = 0;
   p->fresh = p->slots;
   p->next = p->prev = NULL; /* on no ring (chunk.c links free pools) */
   p->listed_at = 0; /* in no directory (marking.c) */
@@ -41,8 +44,9 @@ void boxroot__pool_reset(pool *p)
 
 void boxroot__pool_fill_unused(pool *p)
 {
-  void *end_link = pool_link((void **)p);
-  for (void **s = p->fresh; s < pool_end(p); s++) *s = end_link;
+  /* Odd, as OCaml 5's marker needs: the end of the list's link there. */
+  void *odd = (void *)((uintptr_t)p | 1);
+  for (void **s = p->fresh; s < pool_end(p); s++) *s = odd;
 }
 
 int boxroot__pool_thread_fresh(pool *p)
@@ -52,8 +56,11 @@ int boxroot__pool_thread_fresh(pool *p)
   void **stop = start + BOXROOT_FRESH_BATCH < end ? start + BOXROOT_FRESH_BATCH : end;
   /* Link [start, stop) in ascending order in front of the current list. */
   void **next = p->hot.free_list;
-  for (void **s = stop - 1; s >= start; s--) { *s = pool_link(next); next = s; }
-  p->hot.free_list = start;
+  for (void **s = stop - 1; s >= start; s--) {
+    *s = pool_link(next);
+    next = boxroot__free_entry(s);
+  }
+  p->hot.free_list = next;
   p->fresh = stop;
   return 1;
 }
@@ -66,15 +73,17 @@ void boxroot__pool_quarantine(struct boxroot__pool_hot *hot, void **slot)
   /* Atomic stores, as every write of a slot the marker may read. */
   boxroot__store(slot, pool_link((void **)p), RELAXED);
   if (p->quarantined == 0)
-    p->quarantine_oldest = index;
+    p->hot.quarantine_oldest = index;
   else
-    boxroot__store(&p->slots[p->quarantine_newest], pool_link(slot), RELAXED);
-  p->quarantine_newest = index;
+    boxroot__store(&p->slots[p->hot.quarantine_newest], pool_link(slot), RELAXED);
+  p->hot.quarantine_newest = index;
   if (++p->quarantined <= BOXROOT_DEBUG_QUARANTINE) return;
-  void **oldest = &p->slots[p->quarantine_oldest];
-  p->quarantine_oldest = (uint16_t)(pool_unlink(*oldest) - p->slots);
+  /* The quarantine links slots by their addresses; the free list by
+     their entries. */
+  void **oldest = &p->slots[p->hot.quarantine_oldest];
+  p->hot.quarantine_oldest = (uint16_t)(pool_unlink(*oldest) - p->slots);
   p->quarantined--;
   boxroot__store(oldest, pool_link(p->hot.free_list), RELAXED);
-  p->hot.free_list = oldest;
+  p->hot.free_list = boxroot__free_entry(oldest);
 }
 #endif

@@ -11,14 +11,19 @@
    the first line: it does not take the owner's line away from it.
 
    Invariants (enforced in pool.c unless said otherwise):
-   - A free slot holds a link: the address of the next free slot plus 1
-     (the list ends with the pool's own address plus 1). Links are odd,
-     so the GC's marker, which may read any slot of a pool (marking.c),
-     takes them for immediates. An allocated slot holds an OCaml value: an
-     immediate, or a block outside every pool. So `pool_slot_is_free` is
-     one mask and one compare, and needs no metadata; it cannot tell a
-     link from an immediate whose bits happen to equal one of the pool's
-     links (an address in the pool plus 1). What relies on it tolerates
+   - A free slot holds a link: the entry of the next free slot (its
+     address, or on OCaml 4.14 that of the word before it:
+     boxroot__free_slot, boxroot_internal.h) plus
+     BOXROOT__COMPAT_LINK_TAG (the list ends with the pool's own address
+     plus the tag), and `hot.free_list` the first free slot's entry. An
+     entry is in its slot's pool. On OCaml 5 the tag is 1: links are odd, so the GC's
+     marker, which may read any slot of a pool (marking.c), takes them
+     for immediates. On OCaml 4.14, whose marker never reads a pool, it
+     is 0. An allocated slot holds an OCaml value: an immediate, or a
+     block outside every pool. So `pool_slot_is_free` is one mask and
+     one compare, and needs no metadata; it cannot tell a link from an
+     immediate (or, on OCaml 4.14, a pointer outside the heap) whose bits
+     happen to equal one of the pool's links. What relies on it tolerates
      that rare mistake: the per-slot scans stop at `fresh` whatever it
      says (scan.c), and the debug build would report such a root as
      deleted.
@@ -36,7 +41,7 @@
      a whole number of cache lines (the minor scan reads line by line).
    - `pool_alloc_count` counts allocated slots, including those deleted
      remotely whose deletion is still delayed (remote.c). The count in
-     `hot.counts` exceeds it by `count_bias`, which is 0 except in a
+     `hot.counts` exceeds it by `hot.count_bias`, which is 0 except in a
      domain's current pool (domain.h). A pool whose
      count drops to 0 leaves the scanned rings at once. `pool_creations`
      counts every slot ever handed out (statistics); pools keep it until
@@ -78,12 +83,13 @@ struct pool {
       /* Where its owner's directory lists it (1-based), or 0 (marking.c,
          M0). */
       uint32_t listed_at;
-      /* What `hot.counts` holds beyond the slots in use (above). */
-      int count_bias;
+      /* `hot.count_bias`: what `hot.counts` holds beyond the slots in
+         use (above). */
 #if BOXROOT__IN_DEBUG_BUILD
-      /* The quarantine (above): slot indices of its oldest and newest
-         slot, and its length. */
-      uint16_t quarantine_oldest, quarantine_newest, quarantined;
+      /* The quarantine (above): its length; `hot.quarantine_oldest` and
+         `hot.quarantine_newest` are the slot indices of its oldest and
+         newest slot. */
+      uint16_t quarantined;
 #endif
     };
     char header_line[CACHE_LINE];
@@ -140,26 +146,27 @@ static inline pool *pool_of_slot(void *slot)
 
 /* The link stored in a free slot, to the next free slot `next` (or to
    the pool itself at the end of the list), and back. */
-static inline void *pool_link(void **next) { return (void *)((uintptr_t)next + 1); }
-static inline void **pool_unlink(void *link) { return (void **)((uintptr_t)link - 1); }
+static inline void *pool_link(void **next) { return boxroot__link(next); }
+static inline void **pool_unlink(void *link) { return boxroot__unlink(link); }
 
 static inline int pool_slot_is_free(pool *p, void *contents)
 {
-  /* Odd, and in the pool once bit 0 is dropped. */
-  return ((uintptr_t)contents & (~(BOXROOT__POOL_SIZE - 1) | 1)) == ((uintptr_t)p | 1);
+  /* In the pool once bit 0 is dropped, and bit 0 the links' tag. */
+  return ((uintptr_t)contents & (~(BOXROOT__POOL_SIZE - 1) | 1))
+    == ((uintptr_t)p | BOXROOT__COMPAT_LINK_TAG);
 }
 
 static inline void **pool_end(pool *p) { return p->slots + POOL_SLOTS; }
 
 static inline int pool_alloc_count(pool const *p)
 {
-  return (int)(p->hot.counts & (((uint64_t)1 << BOXROOT__COUNT_BITS) - 1)) - p->count_bias;
+  return (int)(p->hot.counts & (((uint64_t)1 << BOXROOT__COUNT_BITS) - 1)) - p->hot.count_bias;
 }
 /* Makes `hot.counts` exceed the slots in use by `bias` (owner only). */
 static inline void pool_set_count_bias(pool *p, int bias)
 {
-  p->hot.counts += (uint64_t)(int64_t)(bias - p->count_bias);
-  p->count_bias = bias;
+  p->hot.counts += (uint64_t)(int64_t)(bias - p->hot.count_bias);
+  p->hot.count_bias = bias;
 }
 static inline long pool_creations(pool const *p)
 {
@@ -197,7 +204,7 @@ static inline int pool_free_slots(pool *p, void **base, uintptr_t bits)
   for (; bits != 0; bits &= bits - 1, n++) {
     void **slot = base + __builtin_ctzl(bits);
     *slot = pool_link(head);
-    head = slot;
+    head = boxroot__free_entry(slot);
   }
   p->hot.free_list = head;
 #endif

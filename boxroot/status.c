@@ -31,16 +31,16 @@ char const *boxroot_error_string(void)
   }
 }
 
-bool boxroot__lock_held_or_fail(char const *why)
+int boxroot__locked_domain_or_fail(char const *why)
 {
-  if (boxroot__compat_lock_held_slow()) return true;
+  if (boxroot__compat_lock_held_slow()) return boxroot__compat_held_domain();
   boxroot__fail(EPERM, why);
-  return false;
+  return -1;
 }
 
 bool boxroot_setup(void)
 {
-  if (!boxroot__lock_held_or_fail("boxroot_setup: this thread does not hold the OCaml domain lock"))
+  if (boxroot__locked_domain_or_fail("boxroot_setup: this thread does not hold the OCaml domain lock") < 0)
     return false;
   pthread_mutex_lock(&setup_lock);
   if (boxroot_status() == BOXROOT_NOT_SETUP) {

@@ -6,9 +6,10 @@
 
 /* Records why the calling thread's last call failed. */
 void boxroot__fail(int err, char const *why);
-/* Whether this thread holds a domain lock; records EPERM and `why`
-   otherwise. */
-bool boxroot__lock_held_or_fail(char const *why);
+/* The id of the domain whose lock this thread holds
+   (boxroot__compat_lock_held_slow, ocaml_compat.h); -1 if it holds none,
+   after recording EPERM and `why`. */
+int boxroot__locked_domain_or_fail(char const *why);
 /* Sets boxroot up if needed; false (error recorded) if it is not running
    afterwards. */
 bool boxroot__running_or_fail(void);

@@ -195,29 +195,30 @@ static pool *refill(struct weak_domain *wd, int id, void const *key)
 
 boxroot_weak boxroot__weak_create_slow(value v)
 {
-  if (!boxroot__lock_held_or_fail("boxroot_weak_create: this thread does not hold the OCaml domain lock"))
-    return NULL;
+  int id = boxroot__locked_domain_or_fail("boxroot_weak_create: this thread does not hold the OCaml domain lock");
+  if (id < 0) return NULL;
   if (!boxroot__running_or_fail()) return NULL;
-  int id = boxroot__compat_locked_domain();
   struct boxroot_domain *d = boxroot__domain_get(id);
-  if (d == NULL || refill(&boxroot__weak_domains[id], id, d->key) == NULL) {
+  pool *p = d == NULL ? NULL : refill(&boxroot__weak_domains[id], id, d->key);
+  if (p == NULL) {
     boxroot__fail(ENOMEM, "boxroot_weak_create: no pool for new roots (out of memory, "
                   "or this domain has terminated)");
     return NULL;
   }
-  return boxroot_weak_create(v);
+  /* Without the fast path's test of the lock, as boxroot__create_slow. */
+  return boxroot__weak_pool_take(&p->hot, v);
 }
 
 bool boxroot__weak_modify_slow(boxroot_weak *w, value v)
 {
-  if (!boxroot__lock_held_or_fail("boxroot_weak_modify: this thread does not hold the OCaml domain lock"))
-    return false;
+  int id = boxroot__locked_domain_or_fail("boxroot_weak_modify: this thread does not hold the OCaml domain lock");
+  if (id < 0) return false;
   /* A young value into an old pool (W1): move the root. */
   boxroot_weak moved = boxroot_weak_create(v);
   if (moved == NULL) return false;
   boxroot_weak_delete(*w);
   *w = moved;
-  boxroot__weak_domains[boxroot__compat_locked_domain()].moves++;
+  boxroot__weak_domains[id].moves++;
   return true;
 }
 

@@ -9,38 +9,23 @@
 # `make bench-build` builds for that OCaml; run that first). Prints "benchmark impl instructions"; profiles are kept in
 # /tmp/boxroot-callgrind/ for callgrind_annotate.
 #
-#   PER_OP=1 bench/tools/callgrind.sh [BUILD_DIR] [impl...]
+#   PER_OP=1 bench/tools/callgrind.sh
 #
 # prints instead the instructions per operation of each single operation
-# of bench ops (loop included), alone (ops=NAME), for k = 1 and 10^5
-# roots alive: the difference between runs of 2.2M and 1.1M timed and
-# warm-up iterations, over 1.1M, so that the program's fixed costs cancel;
-# then the same for the plain C loops of bench ops (k does not apply).
+# of bench ops and of the plain C loops (bench ops' and bench/plain's),
+# boxroot against upstream, on OCaml 5.5, 5.3 and 4.14 side by side
+# (OCAML_VERSIONS="5.5 5.3" for some; each built first by
+# `OCAML_VERSION=<v> make bench-build`), and writes the table to
+# bench/results/per-op/results.md: bench/tools/per_op.py says how.
 set -euo pipefail
+if [ -n "${PER_OP:-}" ]; then
+  exec python3 "$(dirname "$0")/per_op.py" "$@"
+fi
 build="${1:-$(cd "$(dirname "$0")/.." && pwd)/_build/ocaml-${OCAML_VERSION:-default}}/default/bench/build"
 shift || true
 impls="${*:-boxroot upstream}"
 out=/tmp/boxroot-callgrind
 mkdir -p "$out"
-count() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 \
-            | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'; }
-if [ -n "${PER_OP:-}" ]; then
-  for op in create_delete modify_old modify_young loop_create_delete loop_batches loop_modify; do
-    case "$op" in loop_*) kinds="1" ;; *) kinds="1 100000" ;; esac
-    for k in $kinds; do
-      for impl in $impls; do
-        exe="$build/$impl/ops.exe"
-        [ -x "$exe" ] || continue
-        a=$(count "$exe" ks=$k iters=1000000 ops=$op)
-        b=$(count "$exe" ks=$k iters=2000000 ops=$op)
-        case "$op" in loop_*) label="$op" ;; *) label="$op k=$k" ;; esac
-        awk -v a="$a" -v b="$b" -v c="$label" -v i="$impl" \
-          'BEGIN { printf "%-26s %-9s %8.2f\n", c, i, (b - a) / 1100000 }'
-      done
-    done
-  done
-  exit 0
-fi
 cases=(
   "perm_count n=8"
   "synthetic n=4"

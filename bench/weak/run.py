@@ -20,8 +20,12 @@ def main():
     ap.add_argument("exe")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--n", type=int, default=1_000_000)
-    ap.add_argument("--out", default="bench/results/weak")
+    ap.add_argument("--out", help="default: bench/results/weak, or weak-ocaml<x.y> on an OCaml "
+                    "other than the default 5.5")
     a = ap.parse_args()
+    if a.out is None:
+        xy = ".".join(machine_info()["ocaml"].split(".")[:2])
+        a.out = "bench/results/weak" + ("" if xy == "5.5" else "-ocaml" + xy)
     ops, pause = {}, {"none": [], "weak": []}
     for rep in range(a.reps):
         for line in run(a.exe, "ops", 1):

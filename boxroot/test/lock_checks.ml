@@ -128,7 +128,8 @@ let thread_exit () =
       (if held seen then "seen" else "not seen")
   else check (seen = -1) "thread-local destructor after the thread ended: lock seen (%d)" seen
 
-let run name =
+(* `after`: what the caller checks last, before the summary. *)
+let run ?(after = fun () -> ()) name =
   Printf.printf "%s: OCaml %s, boxroot hooks installed: %b\n%!" name Sys.ocaml_version
     (blocking_hooks_are_boxroots ());
   (* Sets boxroot up (test_locks), or, in test_locks_early, has it take
@@ -144,4 +145,5 @@ let run name =
   (match Boxroot.stats () with
    | None -> check false "no stats"
    | Some s -> check (s.slots_in_use = 0) "%d slots still in use" s.slots_in_use);
+  after ();
   finish name

@@ -49,7 +49,7 @@ value test_blocking_hooks_are_boxroots(value unit)
 #if BOXROOT_MULTICORE
   return Val_true;
 #else
-  return Val_bool(caml_enter_blocking_section_hook == boxroot__compat_enter_blocking_hook);
+  return Val_bool(boxroot__compat_blocking_hooks_are_ours());
 #endif
 }
 
@@ -203,5 +203,25 @@ value test_went_on(value unit)
   went_on = 1;
   pthread_cond_broadcast(&went_on_cond);
   pthread_mutex_unlock(&went_on_lock);
+  return Val_unit;
+}
+
+/* Replaces the installed enter hook (boxroot's) with one of another
+   library's, which releases the lock through the hook that was installed
+   at its first call (OCaml 4.14; nothing on OCaml 5). boxroot takes its
+   hooks back at its next creation slow path or scan, with an enter hook
+   it never installed before, as long as it has one left. */
+#if !BOXROOT_MULTICORE
+static void (*first_replaced)(void);
+static void foreign_enter_hook(void) { first_replaced(); }
+#endif
+
+value test_replace_enter_hook(value unit)
+{
+  (void)unit;
+#if !BOXROOT_MULTICORE
+  if (first_replaced == NULL) first_replaced = caml_enter_blocking_section_hook;
+  caml_enter_blocking_section_hook = foreign_enter_hook;
+#endif
   return Val_unit;
 }

@@ -40,6 +40,38 @@ let waiters_take_the_lock_unseen () =
   Array.iteri (fun i n ->
       check (n = 0) "thread %d, woken before setup: %d creations failed" i n) failures
 
+(* OCaml 4.14: another library replaces boxroot's enter hook again and
+   again. Each time, no thread counts as holding the lock until boxroot
+   takes its hooks back, with an enter hook of its own that it never used
+   before; once it has none left (ocaml_compat.h), no thread counts as
+   holding the lock on the fast paths, and roots work all the same,
+   through the slow paths. *)
+external replace_enter_hook : unit -> unit = "test_replace_enter_hook"
+
+let enter_hooks_used_up () =
+  if Lock_checks.is_ocaml_4 then begin
+    let replaced = ref 0 in
+    while Lock_checks.blocking_hooks_are_boxroots () && !replaced < 1000 do
+      replace_enter_hook ();
+      incr replaced;
+      check (Lock_checks.locked_domain () = -1) "enter hook replaced %d times: lock seen" !replaced;
+      check (Lock_checks.locked_in_blocking_section () = -1)
+        "enter hook replaced %d times, blocking section: lock seen" !replaced;
+      Lock_checks.roots_work (Printf.sprintf "enter hook replaced %d times" !replaced);
+      if Lock_checks.blocking_hooks_are_boxroots () then
+        check (Lock_checks.locked_domain () = 0)
+          "enter hook replaced %d times, hooks taken back: lock not seen" !replaced
+    done;
+    check (!replaced = 64) "boxroot took its hooks back %d times, not 63" (!replaced - 1);
+    check (Lock_checks.locked_in_blocking_section () = -1)
+      "enter hooks used up, blocking section: lock seen";
+    Lock_checks.roots_work "enter hooks used up";
+    let r = create (ref 7) in
+    Gc.full_major ();
+    check (!(Obj.obj (get r) : int ref) = 7) "enter hooks used up: root lost its value";
+    delete r
+  end
+
 let () =
   waiters_take_the_lock_unseen ();
-  Lock_checks.run "test_locks"
+  Lock_checks.run ~after:enter_hooks_used_up "test_locks"
