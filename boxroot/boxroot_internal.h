@@ -406,15 +406,25 @@ static inline void **boxroot__unlink(void *link)
   return (void **)((uintptr_t)link - BOXROOT__COMPAT_LINK_TAG);
 }
 
-/* A free slot of `pool` holding `v`, or NULL if the pool has none. The
-   owner, lock held. */
-static inline boxroot boxroot__pool_take(struct boxroot__pool_hot *pool, value v)
+/* A free slot of `pool`, taken off its free list and counted, or NULL if
+   the pool has none; the caller writes the value (strong and weak roots
+   store it differently). The owner, lock held. */
+static inline void **boxroot__pool_take_slot(struct boxroot__pool_hot *pool)
 {
   void **entry = pool->free_list;
   if (BOXROOT__UNLIKELY(entry == (void **)pool)) return NULL;
   void **slot = boxroot__free_slot(entry);
   pool->free_list = boxroot__unlink(*slot);
   pool->counts += BOXROOT__ONE_CREATION;
+  return slot;
+}
+
+/* A free slot of `pool` holding `v`, or NULL if the pool has none. The
+   owner, lock held. */
+static inline boxroot boxroot__pool_take(struct boxroot__pool_hot *pool, value v)
+{
+  void **slot = boxroot__pool_take_slot(pool);
+  if (BOXROOT__UNLIKELY(slot == NULL)) return NULL;
   *(value *)slot = v;
   return (boxroot)slot;
 }

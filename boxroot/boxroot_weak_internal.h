@@ -87,11 +87,8 @@ void boxroot__debug_weak_delete(boxroot_weak w);
    none (the owner, lock held). */
 static inline boxroot_weak boxroot__weak_pool_take(struct boxroot__pool_hot *pool, value v)
 {
-  void **entry = pool->free_list;
-  if (BOXROOT__UNLIKELY(entry == (void **)pool)) return NULL;
-  void **slot = boxroot__free_slot(entry);
-  pool->free_list = boxroot__unlink(*slot);
-  pool->counts += BOXROOT__ONE_CREATION;
+  void **slot = boxroot__pool_take_slot(pool);
+  if (BOXROOT__UNLIKELY(slot == NULL)) return NULL;
   /* Atomic: the owner's clearing may read the slot of a root that
      another domain modifies (weak.c); not this fresh one, but the slot
      is written the one way. */

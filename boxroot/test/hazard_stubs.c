@@ -337,6 +337,24 @@ value hazard_round(value roots, value n_v)
 
 /* ---- Another domain in the window (test_hazard_domains.ml) ---- */
 
+/* Marking starts, then each root of `roots` has its value copied into a
+   block allocated during marking (born marked, never scanned), which is
+   returned; 0 with window_status -2 if marking never started. */
+static value copy_during_marking(value roots)
+{
+  CAMLparam1(roots); /* starting marking collects */
+  CAMLlocal1(hidden);
+  mlsize_t total = Wosize_val(roots);
+  if (!start_marking()) {
+    window_status = -2;
+    CAMLreturnT(value, 0);
+  }
+  hidden = caml_alloc_shr(total, 0);
+  for (mlsize_t i = 0; i < total; i++)
+    caml_initialize(&Field(hidden, i), boxroot_get(to_root(Field(roots, i))));
+  CAMLreturn(hidden);
+}
+
 /* With this domain's darkening held back (the caller holds it): marking
    starts; each root's value is copied into a block allocated during
    marking; flag `go` is set to 1, and this domain waits for flag `done`
@@ -348,14 +366,8 @@ value hazard_window_other(value roots, value go, value done)
 {
   CAMLparam1(roots);
   CAMLlocal1(hidden);
-  mlsize_t total = Wosize_val(roots);
-  if (!start_marking()) {
-    window_status = -2;
-    CAMLreturn(Atom(0));
-  }
-  hidden = caml_alloc_shr(total, 0);
-  for (mlsize_t i = 0; i < total; i++)
-    caml_initialize(&Field(hidden, i), boxroot_get(to_root(Field(roots, i))));
+  hidden = copy_during_marking(roots);
+  if (hidden == 0) CAMLreturn(Atom(0));
   atomic_store(&flags[Int_val(go) % FLAGS], 1);
   wait_flag(Int_val(done), 1);
   collect_minor();
@@ -374,15 +386,9 @@ value hazard_delete_in_window(value roots)
 {
   CAMLparam1(roots);
   CAMLlocal1(hidden);
-  mlsize_t total = Wosize_val(roots);
-  if (!start_marking()) {
-    window_status = -2;
-    CAMLreturn(Atom(0));
-  }
-  hidden = caml_alloc_shr(total, 0);
-  for (mlsize_t i = 0; i < total; i++)
-    caml_initialize(&Field(hidden, i), boxroot_get(to_root(Field(roots, i))));
-  for (mlsize_t i = 0; i < total; i++) boxroot_delete(to_root(Field(roots, i)));
+  hidden = copy_during_marking(roots);
+  if (hidden == 0) CAMLreturn(Atom(0));
+  for (mlsize_t i = 0; i < Wosize_val(roots); i++) boxroot_delete(to_root(Field(roots, i)));
   window_status = release_darkening();
   CAMLreturn(hidden);
 }
