@@ -387,6 +387,39 @@ value hazard_delete_in_window(value roots)
   CAMLreturn(hidden);
 }
 
+/* As hazard_delete_in_window, but each root is overwritten with () by
+   boxroot_modify instead of deleted: the deletion barrier must darken the
+   old value. */
+value hazard_modify_in_window(value roots)
+{
+  CAMLparam1(roots);
+  CAMLlocal1(hidden);
+  mlsize_t total = Wosize_val(roots);
+  /* Adoption waits for the darkening of the cycle that marks here: the
+     orphans wait through the rest of the current cycle, whose marking
+     the worker finished. */
+#if BOXROOT_MULTICORE && OCAML_VERSION_MINOR >= 5
+  if (caml_gc_phase != Phase_sweep_main) caml_finish_major_cycle(0);
+#endif
+#if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
+  boxroot__testing_adopt_at_darkening_only(1);
+#endif
+  if (!start_marking()) {
+    window_status = -2;
+    CAMLreturn(Atom(0));
+  }
+  hidden = caml_alloc_shr(total, 0);
+  for (mlsize_t i = 0; i < total; i++)
+    caml_initialize(&Field(hidden, i), boxroot_get(to_root(Field(roots, i))));
+  for (mlsize_t i = 0; i < total; i++) {
+    boxroot r = to_root(Field(roots, i));
+    boxroot_modify(&r, Val_unit);
+    Field(roots, i) = (value)r | 1; /* it may have moved; an immediate */
+  }
+  window_status = release_darkening();
+  CAMLreturn(hidden);
+}
+
 /* Marking starts, this domain's marker empties its mark stack (it has
    read its directory), then a root is created for each value of
    `values` into `roots` (immediates): the pools they take join the
