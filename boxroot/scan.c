@@ -234,11 +234,18 @@ void boxroot__testing_adopt_at_compaction_only(int on)
 {
   boxroot__store(&adoption_deferred, on, SEQ_CST);
 }
+static int adoption_at_darkening_only; /* testing.h; atomic */
+void boxroot__testing_adopt_at_darkening_only(int on)
+{
+  boxroot__store(&adoption_at_darkening_only, on, SEQ_CST);
+}
 static int adoption_deferred_at(int minor, int darkening)
 {
 #ifdef BOXROOT_TESTING_NO_ADOPTION_AT_MINOR_SCAN /* a broken build for tests */
   if (minor) return 1;
 #endif
+  int only = boxroot__load(&adoption_at_darkening_only, SEQ_CST);
+  if (only) return only == 2 || !darkening;
   return (minor || darkening) && boxroot__load(&adoption_deferred, SEQ_CST);
 }
 #else

@@ -52,6 +52,12 @@ long boxroot__testing_decommit_violations(void);
    them old and marked first. */
 void boxroot__testing_adopt_at_compaction_only(int on);
 
+/* With `mode` 1, domains adopt orphans only at their root darkening
+   scan (after its stamp switch), as OCaml 5.5 lets a domain do when a
+   worker that left root marking terminated before that scan; with 2,
+   at no scan; 0 (the default) restores adoption at every scan. */
+void boxroot__testing_adopt_at_darkening_only(int mode);
+
 /* With `defer` non-zero, weak roots are cleared only in the fallback of
    weak.c (W3), so that a test can read them in the window between the
    end of marking and their clearing; 0 (the default) restores the

@@ -44,6 +44,7 @@ entries=(
   "aging/test_marking_rules|$t/broken/aging/test_marking_rules.exe|BOXROOT_RULES=age BOXROOT_HAZARD_EXPECT_LOSS=1|control|5"
   "join_colour/test_marking_rules|$t/broken/join_colour/test_marking_rules.exe|BOXROOT_RULES=join BOXROOT_HAZARD_EXPECT_LOSS=1|control|5"
   "join_colour/test_explore|$t/broken/join_colour/test_explore.exe|BOXROOT_HAZARD_EXPECT_LOSS=1|control|5"
+  "adopt_stamp_current/test_marking_rules|$t/broken/adopt_stamp_current/test_marking_rules.exe|BOXROOT_RULES=adopt_darkening BOXROOT_HAZARD_EXPECT_LOSS=1|control|5"
   "late_switch/test_window|$t/broken/late_switch/test_window.exe|BOXROOT_WINDOW_SCENARIOS=stateless BOXROOT_HAZARD_EXPECT_LOSS=1|control|5.5"
   "needs_flag/test_window|$t/broken/needs_flag/test_window.exe|BOXROOT_WINDOW_SCENARIOS=modify+snapshot BOXROOT_HAZARD_EXPECT_LOSS=1|control|5.5"
   "needs_flag/test_explore|$t/broken/needs_flag/test_explore.exe|BOXROOT_HAZARD_EXPECT_LOSS=1|control|5.5"

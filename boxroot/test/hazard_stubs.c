@@ -393,6 +393,33 @@ value hazard_delete_in_window(value roots)
   CAMLreturn(hidden);
 }
 
+/* As hazard_delete_in_window, but each root is overwritten with () by
+   boxroot_modify instead of deleted: the deletion barrier must darken the
+   old value. */
+value hazard_modify_in_window(value roots)
+{
+  CAMLparam1(roots);
+  CAMLlocal1(hidden);
+  /* Adoption waits for the darkening of the cycle that marks here: the
+     orphans wait through the rest of the current cycle, whose marking
+     the worker finished. */
+#if BOXROOT_MULTICORE && OCAML_VERSION_MINOR >= 5
+  if (caml_gc_phase != Phase_sweep_main) caml_finish_major_cycle(0);
+#endif
+#if defined(BOXROOT_TESTING) || defined(BOXROOT_TESTING_WINDOWS)
+  boxroot__testing_adopt_at_darkening_only(1);
+#endif
+  hidden = copy_during_marking(roots);
+  if (hidden == 0) CAMLreturn(Atom(0));
+  for (mlsize_t i = 0; i < Wosize_val(roots); i++) {
+    boxroot r = to_root(Field(roots, i));
+    boxroot_modify(&r, Val_unit);
+    Field(roots, i) = (value)r | 1; /* it may have moved; an immediate */
+  }
+  window_status = release_darkening();
+  CAMLreturn(hidden);
+}
+
 /* Marking starts, this domain's marker empties its mark stack (it has
    read its directory), then a root is created for each value of
    `values` into `roots` (immediates): the pools they take join the

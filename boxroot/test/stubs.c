@@ -281,6 +281,12 @@ value test_adopt_at_compaction_only(value on)
   boxroot__testing_adopt_at_compaction_only(Bool_val(on));
   return Val_unit;
 }
+
+value test_adopt_at_darkening_only(value on)
+{
+  boxroot__testing_adopt_at_darkening_only(Int_val(on));
+  return Val_unit;
+}
 #else
 static value not_a_test_build(value v)
 {
@@ -300,6 +306,7 @@ value test_allocation_attempts(value sites) { return not_a_test_build(sites); }
 value test_allocation_failures(value sites) { return not_a_test_build(sites); }
 value test_alloc_sites_all(value unit) { return not_a_test_build(unit); }
 value test_adopt_at_compaction_only(value on) { return not_a_test_build(on); }
+value test_adopt_at_darkening_only(value on) { return not_a_test_build(on); }
 #endif
 
 /* The id of this thread's domain (0 on OCaml 4.14). */

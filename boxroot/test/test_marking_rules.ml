@@ -1,6 +1,7 @@
 (* Rules of marking.c that test_hazard does not reach on its own,
    each failed by a deliberately broken build (test/broken/: join_colour,
-   aging, unlisted_stamps, wrap, young_orphans, join_darkening):
+   aging, unlisted_stamps, wrap, young_orphans, join_darkening,
+   adopt_stamp_current):
 
    - M1, colour: a pool that joins its domain's directory after the
      marker read it must be MARKED, so that it is UNMARKED, hence marked,
@@ -39,7 +40,8 @@
 
    - M1, orphans: young ones, and adoption at a compaction (below).
 
-   BOXROOT_RULES ("relist join age retired orphans adopt_compaction" by
+   BOXROOT_RULES ("relist join age retired orphans adopt_compaction
+   adopt_darkening" by
    default; "wrap" runs alone: it moves the cycle count) selects the
    scenarios;
    BOXROOT_HAZARD_EXPECT_LOSS=1 expects losses instead (broken builds,
@@ -51,7 +53,7 @@ let expect_loss = env_int "BOXROOT_HAZARD_EXPECT_LOSS" 0 = 1
 let scenarios =
   String.split_on_char ' '
     (Option.value (Sys.getenv_opt "BOXROOT_RULES")
-       ~default:"relist join age retired orphans adopt_compaction")
+       ~default:"relist join age retired orphans adopt_compaction adopt_darkening")
 let multicore = Sys.ocaml_release.Sys.major >= 5
 (* A cycle that compacts: OCaml 5.2 and later (finish_cycle_compacting). *)
 let compacting_cycles = multicore && Sys.ocaml_release.Sys.minor >= 2
@@ -301,6 +303,49 @@ let orphans ~compaction r =
   end;
   lost + wrong
 
+(* adopt_darkening: a worker's orphans adopted at the main domain's root
+   darkening scan, after that scan switched the stamp (marking.c, M1: the
+   pool is listed with the stamp 0). OCaml 5.5 reaches this order alone,
+   as a worker may leave root marking after its own darkening and
+   terminate before the main domain darkens (major_gc.c,
+   caml_mark_roots_stw); a test hook (adopt_at_darkening_only) gives it
+   on every OCaml 5. With the main domain's darkening held, marking
+   starts, each root's value is copied into a block allocated during
+   marking and the root overwritten by boxroot_modify: its deletion
+   barrier must darken the old value. test/broken/adopt_stamp_current
+   lists the pool with the current stamp: the barrier is skipped and the
+   values are lost. *)
+external modify_in_window : root array -> Obj.t array = "hazard_modify_in_window"
+
+let adopt_darkening r =
+  adopt_at_darkening_only 2; (* modify_in_window allows the darkening's *)
+  let roots, weak = Par.join (Par.spawn (fun () ->
+      let roots = Array.init orphan_roots (fun i -> create (ref i)) in
+      let weak = watch roots in
+      Gc.full_major ();
+      (* The worker marks its values in the cycle under way as it leaves:
+         they wait, orphaned, through the rest of it. *)
+      check (drive_into_marking ()) "adopt_darkening, round %d: no marking" r;
+      ignore (Gc.major_slice 100_000_000);
+      roots, weak)) in
+  hold_darkening (domain_id ()) true;
+  let hidden = modify_in_window roots in
+  let status = window_status () in
+  hold_darkening (domain_id ()) false;
+  adopt_at_darkening_only 0;
+  check (status <> -2) "adopt_darkening, round %d: the runtime never started marking" r;
+  check (status <> 0) "adopt_darkening, round %d: marking ended before the window closed" r;
+  Gc.minor ();
+  Gc.major ();
+  Gc.major ();
+  let lost = count_lost roots weak in
+  let wrong = ref 0 in
+  if lost = 0 then
+    Array.iteri (fun i v -> if Obj.size v <> 1 || Obj.field v 0 <> Obj.repr i then incr wrong) hidden;
+  forget hidden;
+  Array.iter delete roots;
+  lost + !wrong
+
 (* A broken build loses values in its first round: each scenario drives
    its race into the losing order. *)
 let run ?(rounds = 3) name f =
@@ -324,7 +369,8 @@ let () =
     run ~rounds:1 "relist" relist;
     run ~rounds:1 "wrap" wrap;
     run ~rounds:1 "retired" retired;
-    if compacting_cycles then run "adopt_compaction" (orphans ~compaction:true)
+    if compacting_cycles then run "adopt_compaction" (orphans ~compaction:true);
+    run "adopt_darkening" adopt_darkening
   end;
   run "orphans" (orphans ~compaction:false);
   run "join" join_colour;
