@@ -87,13 +87,10 @@ void boxroot__debug_weak_delete(boxroot_weak w);
    none (the owner, lock held). */
 static inline boxroot_weak boxroot__weak_pool_take(struct boxroot__pool_hot *pool, value v)
 {
-  void **slot = boxroot__pool_take_slot(pool);
-  if (BOXROOT__UNLIKELY(slot == NULL)) return NULL;
   /* Atomic: the owner's clearing may read the slot of a root that
      another domain modifies (weak.c); not this fresh one, but the slot
      is written the one way. */
-  boxroot__store((value *)slot, v, RELAXED);
-  return (boxroot_weak)slot;
+  return (boxroot_weak)boxroot__pool_take_slot(pool, v, 1);
 }
 
 static inline BOXROOT__DEBUG_ALWAYS_INLINE boxroot_weak boxroot_weak_create(value v)
