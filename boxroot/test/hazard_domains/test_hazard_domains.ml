@@ -208,11 +208,17 @@ let compaction_between_domains () =
   check (check_invariants ()) "compaction: invariants"
 
 let () =
-  let w = Domain.spawn worker in
   if Sys.getenv_opt "BOXROOT_HAZARD_SCENARIO" = Some "adopt" then begin
+    (* Without the worker: this domain, whose marker has read its
+       directory, is the only one left to adopt the owner's pools, at a
+       minor scan. On OCaml 5.5 a worker may darken its roots after the
+       others finished marking theirs: when it adopted the pools at that
+       darkening scan, the scan darkened them (M1), and the broken build
+       lost nothing (2 of 12 runs). *)
     let lost = owner_terminates_roots_kept () in
     check (lost = n) "adopt: the broken build lost %d of %d values" lost n
   end else begin
+    let w = Domain.spawn worker in
     modify_hazard ();
     if not expect_loss then begin
       owner_terminates_while_marking ();
@@ -220,8 +226,8 @@ let () =
       check (lost = 0) "owner terminated during marking, roots kept: %d of %d values lost"
         lost n;
       compaction_between_domains ()
-    end
+    end;
+    Atomic.set stop true;
+    Domain.join w
   end;
-  Atomic.set stop true;
-  Domain.join w;
   finish "test_hazard_domains"
