@@ -32,9 +32,19 @@ build:
 # valgrind passes, and the packages as users get them (cargo package,
 # dune install, real clients). Not test-matrix: three more compilers to
 # build would take a fresh run past 40 minutes.
-test: test-c test-c-53 test-c-414 test-debug-runtime test-rust test-cpp test-asan \
+# Every suite, one after the other (the first failure stops it), then
+# each one's time.
+TEST_TARGETS := test-c test-c-53 test-c-414 test-debug-runtime test-rust test-cpp test-asan \
 	test-valgrind test-package test-install test-examples test-clients test-clang \
 	test-macos test-windows test-aarch64
+test:
+	@times=(); start=$$SECONDS; \
+	for t in $(TEST_TARGETS); do \
+	  t0=$$SECONDS; $(MAKE) --no-print-directory $$t || { echo "make test: $$t failed"; exit 1; }; \
+	  times+=("$$t $$((SECONDS - t0))"); \
+	done; \
+	echo "make test: passed in $$((SECONDS - start)) s; seconds per target:"; \
+	printf '  %-20s %5s\n' $${times[@]}
 
 # The C library's tests, driven from OCaml (on the default OCaml, 5.5).
 test-c:
