@@ -140,9 +140,13 @@ static inline bool boxroot_modify(boxroot *r, value v);
    values, the marking stamps, weak clearing: boxroot's sources) are
    argued for threads between collections and for boxroot's scan hooks,
    not for the points inside a collection where each OCaml version runs
-   finalizers. The debug build does not catch such a call: a finalizer
-   does not run inside any hook of boxroot's, and the release runtime
-   records nowhere that it is running one. */
+   finalizers. The debug build catches such a call only where the
+   runtime records that a collection is running: on OCaml 4.14 in minor
+   collections, on OCaml 5 in stop-the-world sections (minor collections,
+   Gc.compact) and only with OCaml's debug runtime (-runtime-variant d).
+   Elsewhere, as in a major slice's sweep, nothing tells a finalizer from
+   other code: it runs inside no hook of boxroot's, and the release
+   runtime records nowhere that it is running one. */
 
 /* `boxroot_setup()` installs boxroot's GC hooks. Optional: the first
    `boxroot_create` does it. Needs the domain lock (after the OCaml
