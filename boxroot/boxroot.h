@@ -118,8 +118,8 @@ static inline bool boxroot_modify(boxroot *r, value v);
    on OCaml 5 also while Gc.compact moves blocks; minor collections and
    compaction are stop-the-world sections there. A deletion takes its
    usual paths: in a pool of the finalizer's domain, a store to the
-   pool's free list, on OCaml 5 after the deletion barrier (a darkening
-   on the domain's own mark stack); a pool that empties moves between the
+   pool's free list, on OCaml 5 after the deletion barrier while marking
+   needs it (a darkening on the domain's own mark stack); a pool that empties moves between the
    domain's lists, or goes back to the allocator of pools. In another
    domain's pool, atomic operations only. The only waits are for
    boxroot's own mutexes, which no thread holds while it waits for the
@@ -133,9 +133,9 @@ static inline bool boxroot_modify(boxroot *r, value v);
    heap and to make their block reachable again (OCaml manual,
    "Interfacing C with OCaml", custom blocks), so a finalizer has no
    value to store in a root; and the values it could read are in the
-   middle of a collection: on OCaml 5, Gc.compact runs finalizers after
-   it has moved blocks and before it updates the roots, so boxroot_get
-   would return an address the compaction is about to free. The
+   middle of a collection: on OCaml 5, Gc.compact runs finalizers while
+   it moves blocks, before it updates the roots, so boxroot_get would
+   return an address that the compaction is about to free. The
    invariants behind these operations (which pools may hold young
    values, the marking stamps, weak clearing: boxroot's sources) are
    argued for threads between collections and for boxroot's scan hooks,
