@@ -96,8 +96,9 @@ let () =
   let never, once, more = counts () in
   let s = stats () in
   Printf.printf "test_finalizers (%s, %d tasks): %d holders, %d finalized once, \
-                 %d never, %d more than once; %d during Gc.compact (%d calls); \
-                 %d handed to the main domain; %.2f s\n%!"
+                 %d never, %d more than once; %d while a task was in Gc.compact \
+                 (%d calls, their major cycles included); %d handed to the main \
+                 domain; %.2f s\n%!"
     Par.kind tasks holders once never more (during_compaction ()) (Atomic.get compactions)
     alive (Unix.gettimeofday () -. t0);
   check (Atomic.get bad = 0) "%d values read back wrong" (Atomic.get bad);
