@@ -106,6 +106,48 @@ static inline void boxroot_delete(boxroot r);
    and still holds its previous value. */
 static inline bool boxroot_modify(boxroot *r, value v);
 
+/* ---- Roots in finalizers ----
+
+   A custom block's finalizer (the `finalize` of its custom_operations)
+   may delete roots: boxroot_delete and boxroot_weak_delete, on OCaml
+   4.14, 5.3 and 5.5 (boxroot/test/finalizers tests each, with finalizers
+   run by minor collections, major sweeps and Gc.compact, on several
+   domains). The runtime runs finalizers inside its collections, on a
+   thread holding the domain lock (on 4.14, the master lock): in a minor
+   collection once the roots are scanned, in the major GC's sweep, and
+   on OCaml 5 also while Gc.compact moves blocks; minor collections and
+   compaction are stop-the-world sections there. A deletion takes its
+   usual paths: in a pool of the finalizer's domain, a store to the
+   pool's free list, on OCaml 5 after the deletion barrier while marking
+   needs it (a darkening on the domain's own mark stack); a pool that empties moves between the
+   domain's lists, or goes back to the allocator of pools. In another
+   domain's pool, atomic operations only. The only waits are for
+   boxroot's own mutexes, which no thread holds while it waits for the
+   runtime, for a collection or for another domain: a finalizer cannot
+   deadlock on them.
+
+   Nothing else of this API may be called from a finalizer: not create,
+   get (nor reading through get_ref) or modify, strong or weak, nor
+   boxroot_weak_upgrade, boxroot_weak_of_boxroot, setup, teardown or the
+   statistics. The runtime forbids finalizers to allocate in the OCaml
+   heap and to make their block reachable again (OCaml manual,
+   "Interfacing C with OCaml", custom blocks), so a finalizer has no
+   value to store in a root; and the values it could read are in the
+   middle of a collection: on OCaml 5, Gc.compact runs finalizers while
+   it moves blocks, before it updates the roots, so boxroot_get would
+   return an address that the compaction is about to free. The
+   invariants behind these operations (which pools may hold young
+   values, the marking stamps, weak clearing: boxroot's sources) are
+   argued for threads between collections and for boxroot's scan hooks,
+   not for the points inside a collection where each OCaml version runs
+   finalizers. The debug build catches such a call only where the
+   runtime records that a collection is running: on OCaml 4.14 in minor
+   collections, on OCaml 5 in stop-the-world sections (minor collections,
+   Gc.compact) and only with OCaml's debug runtime (-runtime-variant d).
+   Elsewhere, as in a major slice's sweep, nothing tells a finalizer from
+   other code: it runs inside no hook of boxroot's, and the release
+   runtime records nowhere that it is running one. */
+
 /* `boxroot_setup()` installs boxroot's GC hooks. Optional: the first
    `boxroot_create` does it. Needs the domain lock (after the OCaml
    runtime has started). Returns true if boxroot is running afterwards.

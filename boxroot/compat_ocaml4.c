@@ -201,6 +201,11 @@ void boxroot__compat_remove_hooks(void)
 }
 
 /* Marking pools as blocks: not on OCaml 4.14 (ocaml_compat.h). */
+int boxroot__compat_in_collection(void)
+{
+  return Caml_state != NULL && Caml_state->in_minor_collection;
+}
+
 int boxroot__compat_marks_pools_as_blocks(void) { return 0; }
 boxroot__domain_state *boxroot__compat_state(void) { return NULL; }
 void boxroot__compat_darken_slots(boxroot__domain_state *state, void **from, void **to)

@@ -219,6 +219,16 @@ void boxroot__compat_remove_hooks(void)
 
 /* ---- Marking pools as blocks (ocaml_compat.h, marking.c) ---- */
 
+int boxroot__compat_in_collection(void)
+{
+#if OCAML_VERSION_MINOR >= 3 /* checked in 5.3's and 5.5's sources */
+  caml_domain_state *state = Caml_state_opt;
+  return state != NULL && state->inside_stw_handler;
+#else
+  return 0;
+#endif
+}
+
 int boxroot__compat_marks_pools_as_blocks(void) { return 1; }
 
 boxroot__domain_state *boxroot__compat_state(void) { return of_caml(Caml_state); }

@@ -30,11 +30,18 @@
      the API requires the lock, a program that ignores the NULL/false
      result crashes later far from the cause, and the abort points at
      the call instead.
+   - create, modify and get (strong or weak) must not be called inside a
+     collection, as from a custom block's finalizer (boxroot.h, "Roots
+     in finalizers"), when the runtime records it: on OCaml 4.14 in
+     minor collections, on OCaml 5 in stop-the-world sections with the
+     debug runtime only (boxroot__compat_in_collection).
    - A deleted root stays detectably deleted after later creations: its
      slot goes to its pool's quarantine (pool.h), and is handed out again
      only after BOXROOT_DEBUG_QUARANTINE later deletions in that pool
      (tunables.h).
-   Not detected: a deleted root whose slot was reused after all (past the
+   Not detected: a call from a finalizer that the runtime runs where it
+   records no collection (a major slice's sweep; on OCaml 5 with the
+   release runtime, any); a deleted root whose slot was reused after all (past the
    quarantine, or in a pool that emptied and started over), a deletion
    racing with the reuse of its slot; values that pass the cheap tests but
    are not OCaml values.
@@ -137,9 +144,27 @@ static void check_lock(char const *op, void const *addr)
                          "domain lock");
 }
 
+/* Inside a collection, which the runtime records only in some cases
+   (boxroot__compat_in_collection): from a custom block's finalizer,
+   where only deletions are allowed (boxroot.h, "Roots in finalizers"). */
+static void check_outside_collection(char const *op, void const *addr)
+{
+  if (boxroot__compat_in_collection())
+    boxroot__debug_misuse(op, addr, "called inside a collection (from a custom block's "
+                         "finalizer?), where only boxroot_delete and "
+                         "boxroot_weak_delete may be called");
+}
+
+/* Both checks of the operations that need the lock. */
+static void check_caller(char const *op, void const *addr)
+{
+  check_lock(op, addr);
+  check_outside_collection(op, addr);
+}
+
 static boxroot checked_create(value v, uintptr_t site)
 {
-  check_lock("boxroot_create", (void *)v);
+  check_caller("boxroot_create", (void *)v);
   check_value("boxroot_create", NULL, v);
   boxroot r = boxroot_create(v);
   if (r != NULL) boxroot__leaks_record(r, site);
@@ -159,7 +184,7 @@ boxroot boxroot__debug_create_at(value v, char const *file, size_t file_len, uns
 value boxroot__debug_get(boxroot r)
 {
   check_root("boxroot_get", r);
-  check_lock("boxroot_get", r);
+  check_caller("boxroot_get", r);
   return boxroot_get(r);
 }
 
@@ -182,7 +207,7 @@ bool boxroot__debug_modify(boxroot *r, value v)
   if (r == NULL)
     boxroot__debug_misuse("boxroot_modify", r, "NULL is not the address of a root");
   check_root("boxroot_modify", *r);
-  check_lock("boxroot_modify", *r);
+  check_caller("boxroot_modify", *r);
   check_value("boxroot_modify", *r, v);
   /* A moved root keeps its creation site. */
   boxroot before = *r;
@@ -195,7 +220,7 @@ bool boxroot__debug_modify(boxroot *r, value v)
 /* Weak roots: the same checks, and the root must be weak. */
 static boxroot_weak checked_weak_create(value v, uintptr_t site)
 {
-  check_lock("boxroot_weak_create", (void *)v);
+  check_caller("boxroot_weak_create", (void *)v);
   check_value("boxroot_weak_create", NULL, v);
   boxroot_weak w = boxroot_weak_create(v);
   if (w != NULL) boxroot__leaks_record(w, site);
@@ -216,7 +241,7 @@ boxroot_weak boxroot__debug_weak_create_at(value v, char const *file, size_t fil
 bool boxroot__debug_weak_get(boxroot_weak w, value *out)
 {
   check_weak("boxroot_weak_get", w);
-  check_lock("boxroot_weak_get", w);
+  check_caller("boxroot_weak_get", w);
   return boxroot_weak_get(w, out);
 }
 
@@ -231,7 +256,7 @@ bool boxroot__debug_weak_modify(boxroot_weak *w, value v)
   if (w == NULL)
     boxroot__debug_misuse("boxroot_weak_modify", w, "NULL is not the address of a root");
   check_weak("boxroot_weak_modify", *w);
-  check_lock("boxroot_weak_modify", *w);
+  check_caller("boxroot_weak_modify", *w);
   check_value("boxroot_weak_modify", (boxroot)*w, v);
   boxroot_weak before = *w;
   uintptr_t site = boxroot__leaks_site(before);

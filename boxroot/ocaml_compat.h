@@ -331,6 +331,16 @@ static inline int boxroot__compat_held_domain(void) { return 0; }
    holds that domain's lock. Nothing to do on OCaml 4.14. */
 void boxroot__compat_point_thread_cursor(int id);
 
+/* Whether the runtime records that this thread is inside a collection,
+   for the debug build's check of calls from custom blocks' finalizers
+   (boxroot.h, "Roots in finalizers"): on OCaml 4.14, a minor collection
+   (the runtime's `in_minor_collection`, in every runtime); on OCaml 5.3
+   and later, a stop-the-world section (its `inside_stw_handler`, which
+   only the debug runtime, -runtime-variant d, maintains: 0 otherwise).
+   Never true between collections, so never a false report; finalizers
+   run by a major slice's sweep go unseen. Earlier OCaml 5: 0. */
+int boxroot__compat_in_collection(void);
+
 /* The runtime's state of one domain, as the marking code passes it
    around: a caml_domain_state on OCaml 5, dereferenced only in
    compat_ocaml5.c; NULL on OCaml 4.14. A type of its own, so that no

@@ -49,6 +49,7 @@ build_and_run() {
 
 build_and_run c "dune build ./main.exe" ./_build/default/main.exe
 build_and_run cpp "dune build ./main.exe" ./_build/default/main.exe
+build_and_run finalizers "dune build ./main.exe" ./_build/default/main.exe
 build_and_run rust "cargo build --quiet" ./target/debug/hello-boxroot
 build_and_run ocaml-calls-rust "dune build ./main.exe" ./_build/default/main.exe
 archive="$work/ocaml-calls-rust/_build/default/libregistry.a"

@@ -166,3 +166,50 @@ value debug_weak_get_strong(value r)
   value v;
   return Val_bool(boxroot_weak_get((boxroot_weak)to_root(r), &v));
 }
+
+/* Calls from a custom block's finalizer: the block made by
+   debug_in_finalizer dies young, and its finalizer, run by the next
+   minor collection, calls operation `kind` on the root given: 0
+   boxroot_create, 1 boxroot_get, 2 boxroot_modify, 3 boxroot_weak_get,
+   4 boxroot_weak_create, all misuses there (boxroot.h, "Roots in
+   finalizers"); 5 boxroot_delete, 6 boxroot_weak_delete, allowed. */
+#include <caml/custom.h>
+
+struct in_finalizer { int kind; void *root; };
+
+static void in_finalizer_finalize(value v)
+{
+  struct in_finalizer *f = Data_custom_val(v);
+  value out;
+  boxroot r = f->root;
+  switch (f->kind) {
+  case 0: boxroot_create(Val_unit); break;
+  case 1: boxroot_get(f->root); break;
+  case 2: boxroot_modify(&r, Val_unit); break;
+  case 3: boxroot_weak_get(f->root, &out); break;
+  case 4: boxroot_weak_create(Val_unit); break;
+  case 5: boxroot_delete(f->root); break;
+  case 6: boxroot_weak_delete(f->root); break;
+  }
+}
+
+static struct custom_operations in_finalizer_ops = {
+  "boxroot.test.debug.in_finalizer", in_finalizer_finalize,
+  custom_compare_default, custom_hash_default, custom_serialize_default,
+  custom_deserialize_default, custom_compare_ext_default,
+  custom_fixed_length_default,
+};
+
+value debug_in_finalizer(value kind, value r)
+{
+  int k = Int_val(kind);
+  void *root = to_root(r);
+  if (k == 0 || k == 4) announce((void *)Val_unit);
+  else if (k < 5) announce(root);
+  value v = caml_alloc_custom_mem(&in_finalizer_ops, sizeof(struct in_finalizer),
+                                  sizeof(struct in_finalizer));
+  struct in_finalizer *f = Data_custom_val(v);
+  f->kind = k;
+  f->root = root;
+  return v;
+}

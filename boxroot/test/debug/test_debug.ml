@@ -28,6 +28,11 @@ external get_weak_as_strong : weak -> Obj.t = "debug_get_weak_as_strong"
 external delete_weak_as_strong : weak -> unit = "debug_delete_weak_as_strong"
 external weak_get_strong : root -> bool = "debug_weak_get_strong"
 let announce_weak (w : weak) = announce_root (Obj.magic w : root)
+type in_finalizer
+external in_finalizer : int -> 'a -> in_finalizer = "debug_in_finalizer"
+(* Operation `kind` (misuse_stubs.c) on `r` from a custom block's
+   finalizer, run by a minor collection. *)
+let from_finalizer kind r = ignore (in_finalizer kind r); Gc.minor ()
 
 let young i = ref i
 let word = Sys.word_size / 8
@@ -152,6 +157,26 @@ let cases = [
     ignore (Sys.opaque_identity keep));
 ]
 
+(* Calls from a custom block's finalizer, caught where the runtime
+   records the collection that runs it (boxroot.h, "Roots in
+   finalizers"): on OCaml 4.14, or on OCaml 5 with its debug runtime
+   (../debug_runtime/misuse sets BOXROOT_TEST_DEBUG_RUNTIME). *)
+let collection_recorded =
+  Sys.ocaml_version < "5" || Sys.getenv_opt "BOXROOT_TEST_DEBUG_RUNTIME" = Some "1"
+let in_collection = "called inside a collection (from a custom block's finalizer?)"
+let cases = cases @ if not collection_recorded then [] else [
+  "create_in_finalizer", "boxroot_create", in_collection,
+  (fun () -> from_finalizer 0 (create 0));
+  "get_in_finalizer", "boxroot_get", in_collection,
+  (fun () -> from_finalizer 1 (create (young 1)));
+  "modify_in_finalizer", "boxroot_modify", in_collection,
+  (fun () -> from_finalizer 2 (create (young 1)));
+  "weak_get_in_finalizer", "boxroot_weak_get", in_collection,
+  (fun () -> from_finalizer 3 (weak_create (young 1)));
+  "weak_create_in_finalizer", "boxroot_weak_create", in_collection,
+  (fun () -> from_finalizer 4 (create 0));
+]
+
 (* Every operation used correctly: the debug build must stay silent. *)
 let correct_use () =
   let roots = Array.init 10_000 (fun i -> create (young i)) in
@@ -173,6 +198,9 @@ let correct_use () =
   let weaks = Array.init 1000 (fun i -> weak_create (if i mod 2 = 0 then Obj.repr (young i) else Obj.repr i)) in
   Gc.full_major ();
   Array.iter (fun w -> ignore (weak_get w); weak_delete w) weaks;
+  (* Deleting from finalizers is allowed. *)
+  from_finalizer 5 (create (young 7));
+  from_finalizer 6 (weak_create (young 8));
   let r = create (young 5) in
   delete r;
   let r = create (young 6) in
