@@ -193,8 +193,8 @@
       counts only domains that pushed pools). Of the writers of M's
       slots, M itself is still in its hook, remote deletions never write
       a slot (remote.c), and orphans are adopted inside hooks (M1); what
-      remains is another domain's boxroot_modify (or W's finalisers',
-      which a terminated W runs in that same section). It overwrites a
+      remains is another domain's boxroot_modify (not from a finaliser,
+      which may only delete: boxroot.h). It overwrites a
       slot of a pool whose stamp is not current: every darkening hook
       switches the stamp first, W's too, even one with nothing to darken
       (boxroot__marking_switch_stamp), and a pool that could not be
