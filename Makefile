@@ -197,7 +197,8 @@ bench-micro-debug:
 ASAN_EXES := $(TEST_EXES) boxroot/test/test_stress.exe boxroot/test/test_churn.exe \
 	boxroot/test/test_locks.exe boxroot/test/test_hazard.exe \
 	boxroot/test/weak/test_weak_marking.exe boxroot/test/weak/test_weak_window.exe \
-	boxroot/test/weak/test_weak_domains.exe \
+	boxroot/test/weak/test_weak_domains.exe boxroot/test/weak/test_weak_notify.exe \
+	boxroot/test/weak/test_weak_notify_domains.exe \
 	boxroot/test/debug/test_debug.exe boxroot/test/debug/test_leaks.exe
 test-asan:
 	@$(TOOLCHAIN) && dune build --profile asan --build-dir _build-asan $(ASAN_EXES:%=./%) && \

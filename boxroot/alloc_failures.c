@@ -4,7 +4,7 @@
 #if BOXROOT__TEST_HOOKS
 #include "atomics.h"
 
-#define SITES 9
+#define SITES 10
 _Static_assert(BOXROOT__ALLOC_ALL == (1u << SITES) - 1, "one counter per site");
 
 /* The failure asked for: among the attempts at `failing_sites`,

@@ -269,6 +269,62 @@ bool boxroot_weak_upgrade(boxroot_weak w, boxroot *out);
    boxroot_weak_create. Needs the domain lock. */
 boxroot_weak boxroot_weak_of_boxroot(boxroot r);
 
+/* ---- Weak roots that report their emptying ----
+
+   A notifying weak root is a weak root (every boxroot_weak_ function
+   applies to it) that, when the GC empties it, is put on a queue of its
+   domain, with a word that the program chose at its creation. The
+   program collects the queue when it likes, with the domain lock: the
+   GC runs no program code, and collecting costs in proportion to the
+   roots that emptied, not to those alive. For a table of weak entries,
+   this replaces polling every entry after every major cycle. A plain
+   weak root (boxroot_weak_create) costs nothing more for it.
+
+   Example, a table whose entries die with their values (the program's
+   cleanup runs where it calls this, e.g. after its own work):
+
+     void sweep_table(struct table *t) {        // lock held
+       boxroot_weak w; uintptr_t i;
+       while (boxroot_weak_next_emptied(&w, &i)) {
+         boxroot_weak_delete(t->entries[i].key);  // == w
+         table_remove(t, i);
+       }
+     }
+
+   The full program: examples/c-weak-table. */
+
+/* `boxroot_weak_create_notifying(v, word)`: a new weak root holding `v`,
+   as boxroot_weak_create (lock, failures: NULL with errno and
+   boxroot_error_string), that reports its emptying with `word`. */
+boxroot_weak boxroot_weak_create_notifying(value v, uintptr_t word);
+
+/* `boxroot_weak_next_emptied(&w, &word)`: the next notifying root of the
+   calling domain (the one whose lock it holds) that the GC emptied, in
+   `w`, with its word; false once there is none (or without the lock:
+   errno EPERM; the debug build aborts). The calls after a major cycle
+   report the roots it emptied, each at most once, in no particular order. The program still owns the root: it stays allocated,
+   and empty, until the program deletes it (or refills it with
+   boxroot_weak_modify, after which it reports its next emptying).
+   Exactly:
+   - each emptying of a root by the GC is reported once, unless the
+     program deletes the root before (a deleted root is never reported)
+     or refills it before (its notice is then dropped: the root is full
+     when the program would see it; it reports again if it empties
+     again). A root reported is empty at the time of the report, unless
+     another thread refills it meanwhile;
+   - the roots of a domain that terminated are reported by the domain
+     that adopts its roots, from its next minor collection on (the last
+     domain keeps its own);
+   - a root moved by boxroot_weak_modify keeps its word; it is then of
+     the domain that moved it (a root is of the domain that created it,
+     otherwise). */
+bool boxroot_weak_next_emptied(boxroot_weak *w, uintptr_t *word);
+
+/* The word given when `w` was created; `w` must be a notifying root
+   (0 for another weak root; the debug build aborts). Any thread that may
+   use `w`. */
+uintptr_t boxroot_weak_notifying_word(boxroot_weak w);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,12 @@
 _Noreturn void boxroot__debug_misuse(char const *op, void const *addr,
                                     char const *what_format, ...)
   __attribute__((format(printf, 3, 4)));
+/* debug.c's checks, for the operations that are not inline
+   (weak_notify.c): a creation's lock and value; the lock; a live weak
+   root that is notifying. Each aborts on misuse. */
+void boxroot__debug_check_create(char const *op, value v);
+void boxroot__debug_check_lock(char const *op, void const *addr);
+void boxroot__debug_check_notifying(char const *op, boxroot_weak w);
 #endif
 
 /* remote.c, steps R1 and D1: `already` holds the bits of `word` (a word

@@ -264,3 +264,20 @@ bool boxroot__debug_weak_modify(boxroot_weak *w, value v)
   if (*w != before) boxroot__leaks_record(*w, site);
   return true;
 }
+
+/* Notifying weak roots (checks.h, weak_notify.c). */
+void boxroot__debug_check_create(char const *op, value v)
+{
+  check_lock(op, (void *)v);
+  check_value(op, NULL, v);
+}
+
+void boxroot__debug_check_lock(char const *op, void const *addr) { check_lock(op, addr); }
+
+void boxroot__debug_check_notifying(char const *op, boxroot_weak w)
+{
+  check_weak(op, w);
+  if (pool_of_slot((void **)w)->notify == NULL)
+    boxroot__debug_misuse(op, w, "not a notifying weak root (created by "
+                         "boxroot_weak_create, not boxroot_weak_create_notifying)");
+}

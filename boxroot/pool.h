@@ -102,10 +102,14 @@ struct pool {
      once per collection (remote.c). `block_header`: marking.c, M1. */
   _Alignas(CACHE_LINE) struct boxroot__pool_shared shared;
   int delayed_pending;
+  /* A weak pool of notifying roots: its side records (weak_notify.h),
+     else NULL. Written by the owner when the pool is handed out or
+     retired. */
+  struct boxroot__notify_side *notify;
   /* The slots' OCaml block header (marking.c): the last word of the line,
      right before the first slot, so that it costs no slot. */
   char header_padding[CACHE_LINE - sizeof(struct boxroot__pool_shared)
-                      - sizeof(int) - sizeof(uintptr_t)];
+                      - 2 * sizeof(void *) - sizeof(uintptr_t)];
   uintptr_t block_header;
   /* Written by the owner and, through boxroot_modify, by any domain;
      read by the owner's scans and by other domains' markers (marking.c,

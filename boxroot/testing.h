@@ -23,7 +23,8 @@ enum boxroot__alloc_site {
   BOXROOT__ALLOC_THREAD_KEY = 1 << 6,      /* the thread-exit key (remote.c) */
   BOXROOT__ALLOC_THREAD_SPECIFIC = 1 << 7, /* a thread's value for that key */
   BOXROOT__ALLOC_LEAK_REPORT = 1 << 8,     /* the debug build's leak report */
-  BOXROOT__ALLOC_ALL = (1 << 9) - 1
+  BOXROOT__ALLOC_NOTIFY_SIDE = 1 << 9,     /* a notifying pool's records (weak_notify.c) */
+  BOXROOT__ALLOC_ALL = (1 << 10) - 1
 };
 
 /* Among the attempts to allocate at `sites`, `after` more succeed, then

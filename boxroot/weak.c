@@ -125,6 +125,8 @@
    get is one load, a test of the flag and a test of the value (W4);
    each major cycle reads every weak slot handed out once (W3), outside
    stop-the-world sections on OCaml 5.
+   Notifying weak roots, which report their emptying: weak_notify.c
+   (N1-N6), on top of these rules.
    Where the rules are enforced: weak_domain.c keeps each domain's weak
    state and rings (W1), deletion and the orphans of terminated domains;
    weak_clearing.c promotes (W2), clears (W3) and raises and lowers the
@@ -139,6 +141,7 @@
 #include "status.h"
 #include "weak.h"
 #include "weak_domain.h"
+#include "weak_notify.h"
 #include "window.h"
 
 #define EMPTY BOXROOT__WEAK_EMPTY
@@ -186,6 +189,7 @@ static pool *refill(struct weak_domain *wd, int id, void const *key)
   boxroot__pool_reset(fresh);
   boxroot__store(&fresh->delayed_pending, 0, SEQ_CST);
   for (int i = 0; i < DELAYED_WORDS; i++) boxroot__store(&fresh->delayed_bits[i], 0, SEQ_CST);
+  fresh->notify = NULL; /* a plain pool (weak_notify.c, N1) */
   pool_set_owner(fresh, id, key);
   pool_set_class(fresh, WEAK_YOUNG);
   ring_insert(&wd->young, fresh, 1);
@@ -213,8 +217,12 @@ bool boxroot__weak_modify_slow(boxroot_weak *w, value v)
 {
   int id = boxroot__locked_domain_or_fail("boxroot_weak_modify: this thread does not hold the OCaml domain lock");
   if (id < 0) return false;
-  /* A young value into an old pool (W1): move the root. */
-  boxroot_weak moved = boxroot_weak_create(v);
+  /* A young value into an old pool (W1): move the root, a notifying one
+     with its word (weak_notify.c, N5). */
+  pool *p = pool_of_slot((void **)*w);
+  boxroot_weak moved = p->notify != NULL
+    ? boxroot__notify_create(v, p->notify->word[notify_index(p, (void **)*w)])
+    : boxroot_weak_create(v);
   if (moved == NULL) return false;
   boxroot_weak_delete(*w);
   *w = moved;

@@ -9,12 +9,13 @@
 #include "ticks.h"
 #include "weak_clearing.h"
 #include "weak_domain.h"
+#include "weak_notify.h"
 #include "window.h"
 
 #define EMPTY BOXROOT__WEAK_EMPTY
 
 /* Empties the slots of `p` whose value is dead. The owner. */
-static long clear_pool(pool *p)
+static long clear_plain_pool(pool *p)
 {
   int remaining = pool_alloc_count(p);
   long cleared = 0;
@@ -27,6 +28,31 @@ static long clear_pool(pool *p)
       cleared++;
   }
   return cleared;
+}
+
+/* The same for a notifying pool, recording the notices (weak_notify.c,
+   N2). Apart, so that a plain pool's loop stays as it was (N1: one
+   shared loop cost GCC's register allocation an instruction per slot). */
+static long clear_notifying_pool(struct weak_domain *wd, pool *p)
+{
+  int remaining = pool_alloc_count(p);
+  long cleared = 0;
+  for (void **s = p->slots, **end = p->fresh; remaining > 0 && s < end; s++) {
+    value v = boxroot__load((value *)s, RELAXED);
+    if (pool_slot_is_free(p, (void *)v)) continue;
+    remaining--;
+    if (Is_block(v) && v != EMPTY && boxroot__compat_weak_is_dead(v)
+        && boxroot__cas_strong((value *)s, &v, EMPTY, RELAXED)) {
+      cleared++;
+      notify_emptied(wd, p, s);
+    }
+  }
+  return cleared;
+}
+
+static long clear_pool(struct weak_domain *wd, pool *p)
+{
+  return pool_notifying(p) ? clear_notifying_pool(wd, p) : clear_plain_pool(p);
 }
 
 /* The weak cycle count, 64 bits wide: 1 + the count is never 0, the
@@ -42,22 +68,25 @@ static uint64_t weak_cycle(void)
 static void clear_domain(struct weak_domain *wd, int in_stw)
 {
   long t0 = boxroot__ticks_now();
-  pool *list = weak_detach(wd, WEAK_OLD);
-  int empty_kept = 0;
-  for (pool *p = list, *after; p != NULL; p = after) {
-    after = p->next;
-    weak_collect(wd, p);
-    wd->cleared += clear_pool(p);
-    if (pool_alloc_count(p) == 0 && empty_kept++ >= BOXROOT_FREE_POOLS_KEPT) {
-      boxroot__weak_pool_retire(p, !marking_pools_may_be_marked()); /* M2 */
-    } else {
-      weak_place_old(wd, p);
+  for (int notifying = 0; notifying <= 1; notifying++) {
+    pool *list = weak_detach(wd, WEAK_OLD, notifying);
+    int empty_kept = 0;
+    for (pool *p = list, *after; p != NULL; p = after) {
+      after = p->next;
+      weak_collect(wd, p);
+      wd->cleared += clear_pool(wd, p);
+      if (pool_alloc_count(p) == 0 && notify_may_retire(p) /* N4 */
+          && empty_kept++ >= BOXROOT_FREE_POOLS_KEPT) {
+        boxroot__weak_pool_retire(p, !marking_pools_may_be_marked()); /* M2 */
+      } else {
+        weak_place_old(wd, p);
+      }
     }
-  }
-  pool *y = wd->young;
-  if (y != NULL) {
-    pool *p = y;
-    do { weak_collect(wd, p); wd->cleared += clear_pool(p); p = p->next; } while (p != y);
+    pool *y = *weak_ring(wd, WEAK_YOUNG, notifying);
+    if (y != NULL) {
+      pool *p = y;
+      do { weak_collect(wd, p); wd->cleared += clear_pool(wd, p); p = p->next; } while (p != y);
+    }
   }
   wd->cleared_cycle = weak_cycle() + 1;
   long dt = boxroot__ticks_now() - t0;
@@ -122,22 +151,25 @@ static void apply_all(pool *head, boxroot__scanner sc)
 /* W2: promotes the young values of the young pools, which become old. */
 static void scan_minor(struct weak_domain *wd, int id, boxroot__scanner sc)
 {
-  if (boxroot__load(&wd->delayed_flag, SEQ_CST) && boxroot__exchange(&wd->delayed_flag, 0, SEQ_CST)) {
-    pool *o = wd->old;
-    if (o != NULL) {
+  int flagged = boxroot__load(&wd->delayed_flag, SEQ_CST)
+    && boxroot__exchange(&wd->delayed_flag, 0, SEQ_CST);
+  weak_reset_cursor(id);
+  wd->ncurrent = NULL;
+  for (int notifying = 0; notifying <= 1; notifying++) {
+    pool *o = *weak_ring(wd, WEAK_OLD, notifying);
+    if (flagged && o != NULL) {
       pool *p = o;
       do { weak_collect(wd, p); p = p->next; } while (p != o);
     }
-  }
-  weak_reset_cursor(id);
-  for (pool *p = weak_detach(wd, WEAK_YOUNG), *after; p != NULL; p = after) {
-    after = p->next;
-    weak_collect(wd, p);
-    for (void **s = p->slots, **end = p->fresh; s < end; s++) {
-      value v = (value)*s;
-      if (boxroot__compat_is_young(v)) BOXROOT__APPLY(sc, v, s);
+    for (pool *p = weak_detach(wd, WEAK_YOUNG, notifying), *after; p != NULL; p = after) {
+      after = p->next;
+      weak_collect(wd, p);
+      for (void **s = p->slots, **end = p->fresh; s < end; s++) {
+        value v = (value)*s;
+        if (boxroot__compat_is_young(v)) BOXROOT__APPLY(sc, v, s);
+      }
+      weak_place_old(wd, p);
     }
-    weak_place_old(wd, p);
   }
 }
 
@@ -171,6 +203,8 @@ void boxroot__weak_scan(int id, boxroot__scanner sc, int minor)
   } else if (!darken) {
     apply_all(wd->young, sc);
     apply_all(wd->old, sc);
+    apply_all(wd->nyoung, sc);
+    apply_all(wd->nold, sc);
   }
 }
 

@@ -7,6 +7,7 @@
 #include "chunk.h"
 #include "ticks.h"
 #include "weak_domain.h"
+#include "weak_notify.h"
 
 _Static_assert(BOXROOT__CLASS_WEAK_YOUNG > CLASS_NONE && BOXROOT__CLASS_WEAK_OLD > CLASS_NONE,
                "weak pool classes are distinct from the strong ones (pool.h)");
@@ -22,6 +23,9 @@ struct weak_domain boxroot__weak_domains[BOXROOT__MAX_DOMAINS];
 /* Orphans, and statistics of what is gone, under orphans_lock. */
 static pthread_mutex_t orphans_lock = PTHREAD_MUTEX_INITIALIZER;
 static pool *orphan_young, *orphan_old;
+/* The notices of terminated domains, adopted with their pools
+   (weak_notify.c, N4). */
+static pool *orphan_emptied_head, *orphan_emptied_tail;
 static int orphans_present; /* as domain.c's */
 static long gone_cleared, gone_collected, gone_moves, gone_clear_ticks, gone_clear_stw_ticks;
 static long deleted_remote; /* atomic, relaxed (statistics) */
@@ -52,9 +56,12 @@ static void adopt_orphans(struct weak_domain *wd, int id, void const *key)
       pool *p = *from;
       ring_remove(from, p);
       pool_set_owner(p, id, key);
-      ring_insert(weak_ring(wd, cls), p, cls == WEAK_OLD && pool_alloc_count(p) < POOL_LOW_MARK);
+      ring_insert(weak_ring(wd, cls, pool_notifying(p)), p,
+                  cls == WEAK_OLD && pool_alloc_count(p) < POOL_LOW_MARK);
     }
   }
+  notify_splice(&wd->emptied_head, &wd->emptied_tail, &orphan_emptied_head,
+                &orphan_emptied_tail);
   boxroot__store(&orphans_present, 0, SEQ_CST);
   pthread_mutex_unlock(&orphans_lock);
   wd->cleared_cycle = 0; /* the orphans may not be cleared yet (W3) */
@@ -79,6 +86,7 @@ void boxroot__weak_pool_retire(pool *p, int decommit)
   for (void **s = p->slots; s < p->fresh; s++) BOXROOT__ASSERT(pool_slot_is_free(p, *s));
 #endif
   boxroot__fetch_add(&retired_creations, pool_creations(p), RELAXED);
+  boxroot__notify_release(p);
   pool_set_owner(p, BOXROOT__NO_OWNER, BOXROOT__NO_OWNER_KEY);
   pool_set_class(p, CLASS_NONE);
   p->next = p->prev = NULL;
@@ -117,16 +125,22 @@ void boxroot__weak_terminate(int id, int alone)
   if (alone) return; /* the last domain keeps its pools (domain.h) */
   struct weak_domain *wd = &boxroot__weak_domains[id];
   weak_reset_cursor(id);
+  wd->ncurrent = NULL;
   pthread_mutex_lock(&orphans_lock);
   for (int cls = WEAK_YOUNG; cls <= WEAK_OLD; cls++) {
-    pool **from = weak_ring(wd, cls), **to = cls == WEAK_YOUNG ? &orphan_young : &orphan_old;
-    while (*from != NULL) {
-      pool *p = *from;
-      ring_remove(from, p);
-      pool_set_owner(p, BOXROOT__NO_OWNER, BOXROOT__NO_OWNER_KEY);
-      ring_insert(to, p, 0);
+    pool **to = cls == WEAK_YOUNG ? &orphan_young : &orphan_old;
+    for (int notifying = 0; notifying <= 1; notifying++) {
+      pool **from = weak_ring(wd, cls, notifying);
+      while (*from != NULL) {
+        pool *p = *from;
+        ring_remove(from, p);
+        pool_set_owner(p, BOXROOT__NO_OWNER, BOXROOT__NO_OWNER_KEY);
+        ring_insert(to, p, 0);
+      }
     }
   }
+  notify_splice(&orphan_emptied_head, &orphan_emptied_tail, &wd->emptied_head,
+                &wd->emptied_tail);
   boxroot__store(&orphans_present, orphan_young != NULL || orphan_old != NULL, SEQ_CST);
   gone_cleared += wd->cleared;
   gone_collected += wd->collected;
@@ -140,9 +154,17 @@ void boxroot__weak_terminate(int id, int alone)
 
 void boxroot__weak_forget_all(void)
 {
-  for (int i = 0; i < BOXROOT__MAX_DOMAINS; i++) weak_reset_cursor(i);
+  for (int i = 0; i < BOXROOT__MAX_DOMAINS; i++) {
+    struct weak_domain *wd = &boxroot__weak_domains[i];
+    weak_reset_cursor(i);
+    wd->nyoung = wd->nold = wd->ncurrent = NULL;
+    wd->emptied_head = wd->emptied_tail = NULL;
+  }
+  /* weak_notify.c, N6: the pools are unmapped next, not their records. */
+  boxroot__notify_release_all();
   pthread_mutex_lock(&orphans_lock);
   orphan_young = orphan_old = NULL;
+  orphan_emptied_head = orphan_emptied_tail = NULL;
   boxroot__store(&orphans_present, 0, SEQ_CST);
   gone_cleared = gone_collected = gone_moves = gone_clear_ticks = gone_clear_stw_ticks = 0;
   boxroot__store(&deleted_remote, 0, RELAXED);
@@ -173,6 +195,7 @@ void boxroot__weak_add_stats(struct boxroot_stats *out)
   for (int i = 0; i < BOXROOT__MAX_DOMAINS; i++) {
     struct weak_domain *wd = &boxroot__weak_domains[i];
     sum_rings(wd->young, wd->old, &pools, &slots, &created);
+    sum_rings(wd->nyoung, wd->nold, &pools, &slots, &created);
     cleared += wd->cleared;
     collected += wd->collected;
     moves += wd->moves;

@@ -20,11 +20,18 @@ struct weak_domain {
   pool *young, *old;      /* rings (W1) */
   uint64_t cleared_cycle; /* 1 + the weak cycle last cleared, or 0 (W3) */
   long cleared, collected, moves, clear_ticks, clear_stw_ticks;
+  /* Notifying roots (weak_notify.c): their pools' rings, apart from the
+     plain ones so that a plain root never takes a slot with a side
+     record; their current pool, or NULL; the pools with notices (N2),
+     first and last, or NULL. */
+  pool *nyoung, *nold, *ncurrent;
+  pool *emptied_head, *emptied_tail;
+  long emptied_reported;
   _Alignas(CACHE_LINE) int delayed_flag;
 };
 
-/* Every domain id's weak state, as domain.h's states: 128 bytes each,
-   512 KiB in all, touched only for the ids in use. */
+/* Every domain id's weak state, as domain.h's states: 192 bytes each,
+   768 KiB in all, touched only for the ids in use. */
 extern struct weak_domain boxroot__weak_domains[BOXROOT__MAX_DOMAINS];
 
 /* Domain id's weak state, NULL if that domain has terminated. Its lock
@@ -55,22 +62,27 @@ void boxroot__weak_forget_all(void);
 struct boxroot_stats;
 void boxroot__weak_add_stats(struct boxroot_stats *out);
 
-static inline pool **weak_ring(struct weak_domain *wd, int cls)
+/* Whether `p` is a pool of notifying roots (weak_notify.c). */
+static inline int pool_notifying(pool const *p) { return p->notify != NULL; }
+
+/* The ring of class `cls` for plain (`notifying` 0) or notifying pools. */
+static inline pool **weak_ring(struct weak_domain *wd, int cls, int notifying)
 {
+  if (notifying) return cls == WEAK_YOUNG ? &wd->nyoung : &wd->nold;
   return cls == WEAK_YOUNG ? &wd->young : &wd->old;
 }
 
 static inline void weak_move_to(struct weak_domain *wd, pool *p, int cls, int at_front)
 {
-  ring_remove(weak_ring(wd, pool_class(p)), p);
+  ring_remove(weak_ring(wd, pool_class(p), pool_notifying(p)), p);
   pool_set_class(p, cls);
-  ring_insert(weak_ring(wd, cls), p, at_front);
+  ring_insert(weak_ring(wd, cls, pool_notifying(p)), p, at_front);
 }
 
 /* Detaches ring `cls` as a NULL-terminated list through `next`. */
-static inline pool *weak_detach(struct weak_domain *wd, int cls)
+static inline pool *weak_detach(struct weak_domain *wd, int cls, int notifying)
 {
-  pool **ring = weak_ring(wd, cls), *head = *ring;
+  pool **ring = weak_ring(wd, cls, notifying), *head = *ring;
   *ring = NULL;
   if (head == NULL) return NULL;
   head->prev->next = NULL;
@@ -82,7 +94,7 @@ static inline void weak_place_old(struct weak_domain *wd, pool *p)
 {
   p->next = p->prev = NULL;
   pool_set_class(p, WEAK_OLD);
-  ring_insert(&wd->old, p, pool_alloc_count(p) < POOL_LOW_MARK);
+  ring_insert(weak_ring(wd, WEAK_OLD, pool_notifying(p)), p, pool_alloc_count(p) < POOL_LOW_MARK);
 }
 
 /* Domain id's current weak pool, NULL if none. */

@@ -26,7 +26,9 @@
 // barrier: its value is read only through `get()`, which returns
 // std::nullopt once the GC has found the value dead; `lock()` makes a
 // Root of a value still there (as std::weak_ptr::lock makes a
-// shared_ptr).
+// shared_ptr). `WeakRoot::notifying` makes one that reports its
+// emptying, collected by `WeakRoot::next_emptied` (an Emptied names the
+// root without owning it).
 //
 // Calling OCaml functions that raise (caml_failwith...) while Roots are
 // alive in C++ frames skips their destructors (OCaml exceptions are not
@@ -35,6 +37,7 @@
 #define BOXROOT_HPP
 
 #include <cerrno>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -151,6 +154,14 @@ class Root {
   boxroot root_;
 };
 
+// A notice of a notifying weak root that the GC emptied (WeakRoot::
+// next_emptied): which root, and its word. Not an owner: the root stays
+// owned by its WeakRoot (compare with WeakRoot::handle()).
+struct Emptied {
+  boxroot_weak root;
+  uintptr_t word;
+};
+
 class WeakRoot {
  public:
   // A weak root holding `v`. Needs the domain lock. Throws BoxrootError.
@@ -217,6 +228,33 @@ class WeakRoot {
 
   // Takes ownership of a weak boxroot of the C API (NULL: empty).
   static WeakRoot adopt(boxroot_weak w) noexcept { return WeakRoot(w, adopt_tag{}); }
+
+  // A notifying weak root holding `v` (boxroot_weak_create_notifying,
+  // boxroot.h): when the GC empties it, next_emptied() reports it with
+  // `word`. Needs the domain lock. Throws BoxrootError.
+  static WeakRoot notifying(value v, uintptr_t word) {
+    boxroot_weak w = boxroot_weak_create_notifying(v, word);
+    if (w == nullptr) throw BoxrootError("boxroot_weak_create_notifying", errno);
+    return WeakRoot(w, adopt_tag{});
+  }
+
+  // The next notifying weak root of this domain that the GC emptied, or
+  // std::nullopt once there is none. Each emptying is reported once; a
+  // root destroyed, or refilled by modify(), before its notice comes is
+  // not reported. Needs the domain lock.
+  static std::optional<Emptied> next_emptied() {
+    Emptied e;
+    if (boxroot_weak_next_emptied(&e.root, &e.word)) return e;
+    return std::nullopt;
+  }
+
+  // The word of a notifying root (0 for another weak root; the debug
+  // build aborts). Any thread.
+  uintptr_t word() const { return boxroot_weak_notifying_word(checked("word")); }
+
+  // The weak boxroot, still owned by this WeakRoot (nullptr if empty): to
+  // compare with Emptied::root.
+  boxroot_weak handle() const noexcept { return weak_; }
 
  private:
   struct adopt_tag {};

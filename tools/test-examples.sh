@@ -48,6 +48,7 @@ build_and_run() {
 }
 
 build_and_run c "dune build ./main.exe" ./_build/default/main.exe
+build_and_run c-weak-table "dune build ./main.exe" ./_build/default/main.exe
 build_and_run cpp "dune build ./main.exe" ./_build/default/main.exe
 build_and_run finalizers "dune build ./main.exe" ./_build/default/main.exe
 build_and_run rust "cargo build --quiet" ./target/debug/hello-boxroot

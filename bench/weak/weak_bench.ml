@@ -20,7 +20,16 @@
      (EV_MAJOR_MARK_ROOTS), of the stop-the-world section that ends a
      cycle (EV_MAJOR_GC_CYCLE_DOMAINS, where the fallback of W3 would
      run), of Gc.major; and the clearing time per cycle, in slices and
-     stop-the-world, from the statistics. *)
+     stop-the-world, from the statistics.
+   weak_bench.exe table drain|poll N [CYCLES [PER_MILLE]]
+     a C table of N weak entries, each to a value of an OCaml array; each
+     major cycle PER_MILLE/1000 (default 10: 1%) of the values are replaced (so the entries of the
+     old ones die), then the table is cleaned: by draining the notices
+     of notifying roots (drain), or by reading every entry (poll, plain
+     weak roots). The median over CYCLES cycles (default 20, after 3
+     warm-up cycles) of the cleaning, in ms, and of Gc.major (which
+     includes the clearing, and recording the notices); then the
+     entries removed get a root to their new value. *)
 
 external create : 'a -> int = "wb_create" [@@noalloc]
 external get : int -> Obj.t = "wb_get" [@@noalloc]
@@ -33,6 +42,11 @@ external global_get : int -> Obj.t = "wb_global_get" [@@noalloc]
 external global_delete : int -> unit = "wb_global_delete" [@@noalloc]
 external weak_stats : unit -> int * int * int = "wb_weak_stats"
 external get_loop : int -> int array -> int -> float = "wb_get_loop"
+external table_init : 'a array -> bool -> unit = "wb_table_init"
+external table_clean : unit -> float = "wb_table_clean"
+external table_removed : unit -> int = "wb_table_removed"
+external table_refill : 'a array -> unit = "wb_table_refill"
+external table_free : unit -> unit = "wb_table_free"
 
 let median l =
   let a = Array.of_list l in
@@ -175,12 +189,54 @@ let pause ~weak n cycles =
     (float_of_int (s1 - s0) /. 1e6 /. float_of_int cycles)
     (float_of_int (stw1 - stw0) /. 1e6 /. float_of_int cycles) !ok
 
+(* ---- table ---- *)
+
+let table ~drain n cycles per_mille =
+  let vals = Array.init n (fun i -> ref i) in
+  Gc.full_major ();
+  table_init vals drain;
+  Gc.full_major ();
+  Gc.full_major ();
+  ignore (table_clean ());
+  table_refill vals;
+  let rng = Random.State.make [| 38 |] in
+  let warmup = 3 in
+  let cleans = ref [] and majors = ref [] and removed = ref 0 in
+  for c = 1 to warmup + cycles do
+    for _ = 1 to n / 1000 * per_mille do
+      let i = Random.State.int rng n in
+      vals.(i) <- ref (-i)
+    done;
+    let t0 = now () in
+    Gc.major ();
+    let dt_major = (now () -. t0) *. 1e3 in
+    let ns = table_clean () in
+    let k = table_removed () in
+    if c > warmup then begin
+      cleans := ns /. 1e6 :: !cleans;
+      majors := dt_major :: !majors;
+      removed := !removed + k
+    end;
+    table_refill vals
+  done;
+  table_free ();
+  Printf.printf "table mode=%s n=%d per_mille=%d cycles=%d clean_median_ms=%.4f major_median_ms=%.3f \
+                 removed_per_cycle=%.1f\n%!"
+    (if drain then "drain" else "poll") n per_mille cycles (median !cleans) (median !majors)
+    (float_of_int !removed /. float_of_int cycles);
+  ignore (Sys.opaque_identity vals)
+
 let () =
   match Array.to_list Sys.argv |> List.tl with
+  | [ "table"; m; n ] -> table ~drain:(m = "drain") (int_of_string n) 20 10
+  | [ "table"; m; n; c ] -> table ~drain:(m = "drain") (int_of_string n) (int_of_string c) 10
+  | [ "table"; m; n; c; r ] ->
+    table ~drain:(m = "drain") (int_of_string n) (int_of_string c) (int_of_string r)
   | [ "ops" ] -> ops 5
   | [ "ops"; r ] -> ops (int_of_string r)
   | [ "pause"; n ] -> pause ~weak:true (int_of_string n) 12
   | [ "pause"; n; c ] -> pause ~weak:true (int_of_string n) (int_of_string c)
   | [ "pause-none"; n ] -> pause ~weak:false (int_of_string n) 12
   | [ "pause-none"; n; c ] -> pause ~weak:false (int_of_string n) (int_of_string c)
-  | _ -> prerr_endline "usage: weak_bench.exe ops [REPS] | pause N [CYCLES] | pause-none N [CYCLES]"; exit 2
+  | _ -> prerr_endline "usage: weak_bench.exe ops [REPS] | pause N [CYCLES] | pause-none N [CYCLES] \
+                 | table drain|poll N [CYCLES [PER_MILLE]]"; exit 2

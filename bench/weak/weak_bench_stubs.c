@@ -112,3 +112,86 @@ value wb_get_loop(value kind, value handles, value vrounds)
   wb_get_loop_sink += sum;
   CAMLreturn(caml_copy_double(ns));
 }
+
+/* A table of weak entries (weak_bench.ml, "table"): entry i holds
+   Field(vals, i) weakly, by a notifying root (word i) or a plain one.
+   Cleaning removes the entries whose value died: by draining the
+   notices, or by polling every entry. Removed entries wait on a stack
+   for wb_table_refill. */
+static boxroot_weak *table_roots;
+static long table_n, *table_removed, table_nremoved;
+static int table_notifying;
+
+static boxroot_weak table_root(value v, long i)
+{
+  boxroot_weak w = table_notifying ? boxroot_weak_create_notifying(v, (uintptr_t)i)
+                                   : boxroot_weak_create(v);
+  if (w == NULL) caml_failwith("boxroot_weak_create");
+  return w;
+}
+
+value wb_table_init(value vals, value notifying)
+{
+  table_n = Wosize_val(vals);
+  table_notifying = Bool_val(notifying);
+  table_roots = malloc(table_n * sizeof *table_roots);
+  table_removed = malloc(table_n * sizeof *table_removed);
+  if (table_roots == NULL || table_removed == NULL) caml_failwith("malloc");
+  table_nremoved = 0;
+  for (long i = 0; i < table_n; i++) table_roots[i] = table_root(Field(vals, i), i);
+  return Val_unit;
+}
+
+static void table_remove(long i)
+{
+  boxroot_weak_delete(table_roots[i]);
+  table_roots[i] = NULL;
+  table_removed[table_nremoved++] = i;
+}
+
+/* Cleans the table; returns the ns it took (the number removed:
+   wb_table_removed). */
+value wb_table_clean(value unit)
+{
+  (void)unit;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  if (table_notifying) {
+    boxroot_weak w;
+    uintptr_t i;
+    while (boxroot_weak_next_emptied(&w, &i)) table_remove((long)i);
+  } else {
+    for (long i = 0; i < table_n; i++) {
+      value v;
+      if (table_roots[i] != NULL && !boxroot_weak_get(table_roots[i], &v)) table_remove(i);
+    }
+  }
+  return caml_copy_double(elapsed_ns(&t0));
+}
+
+value wb_table_removed(value unit) { (void)unit; return Val_long(table_nremoved); }
+
+/* Entries removed get a root to their new value, Field(vals, i). */
+value wb_table_refill(value vals)
+{
+  for (long k = 0; k < table_nremoved; k++) {
+    long i = table_removed[k];
+    table_roots[i] = table_root(Field(vals, i), i);
+  }
+  table_nremoved = 0;
+  return Val_unit;
+}
+
+value wb_table_free(value unit)
+{
+  (void)unit;
+  for (long i = 0; i < table_n; i++)
+    if (table_roots[i] != NULL) boxroot_weak_delete(table_roots[i]);
+  free(table_roots);
+  free(table_removed);
+  /* Notices of roots deleted here are dropped (never reported). */
+  boxroot_weak w;
+  uintptr_t word;
+  while (boxroot_weak_next_emptied(&w, &word)) boxroot_weak_delete(w);
+  return Val_unit;
+}

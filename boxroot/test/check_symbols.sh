@@ -15,7 +15,8 @@ api="boxroot_create boxroot_get boxroot_get_ref boxroot_delete boxroot_modify
 boxroot_setup boxroot_teardown boxroot_status boxroot_error_string
 boxroot_print_stats boxroot_get_stats boxroot_stats_size
 boxroot_weak_create boxroot_weak_get boxroot_weak_modify boxroot_weak_delete
-boxroot_weak_upgrade boxroot_weak_of_boxroot boxroot_debug_report_leaks"
+boxroot_weak_upgrade boxroot_weak_of_boxroot boxroot_debug_report_leaks
+boxroot_weak_create_notifying boxroot_weak_next_emptied boxroot_weak_notifying_word"
 
 for lib in "$@"; do
   syms=$(nm -g --defined-only "$lib" | awk 'NF == 3 { print $3 }' | sort -u)

@@ -265,4 +265,39 @@ value cpp_weak_roots(value n_val) {
   return Val_long(wrong);
 }
 
+// Notifying weak roots: n strings, every other one held by a Root, in a
+// table of WeakRoot::notifying(s, i). After full major cycles,
+// next_emptied reports exactly the others, each once, with its word and
+// its table entry's handle; a third of those were destroyed before the
+// drain and are not reported. Returns how many were wrong.
+value cpp_notifying_weak_roots(value n_val) {
+  long n = Long_val(n_val), wrong = 0;
+  {
+    std::vector<ocaml::Root> held;
+    std::vector<ocaml::WeakRoot> table;
+    for (long i = 0; i < n; i++) {
+      value s = caml_copy_string(text(i).c_str());
+      if (i % 2 == 0) held.emplace_back(s);
+      table.push_back(ocaml::WeakRoot::notifying(s, (uintptr_t)i));
+      wrong += table.back().word() != (uintptr_t)i;
+    }
+    collect_all();
+    caml_gc_full_major(Val_unit);
+    for (long i = 1; i < n; i += 6) table[i].reset();
+    std::vector<int> seen(n, 0);
+    while (std::optional<ocaml::Emptied> e = ocaml::WeakRoot::next_emptied()) {
+      long i = (long)e->word;
+      if (i < 0 || i >= n || !table[i] || table[i].handle() != e->root) { wrong++; continue; }
+      seen[i]++;
+      wrong += !table[i].expired();
+      table[i].reset();
+    }
+    for (long i = 0; i < n; i++) {
+      int expect = i % 2 == 1 && i % 6 != 1;
+      wrong += seen[i] != expect;
+    }
+  }
+  return Val_long(wrong);
+}
+
 }  // extern "C"

@@ -12,6 +12,7 @@ external fetch : unit -> 'a = "cpp_fetch"
 external release_stored : unit -> unit = "cpp_release_stored"
 external roots_alive : unit -> int = "cpp_roots_alive"
 external weak_roots : int -> int = "cpp_weak_roots"
+external notifying_weak_roots : int -> int = "cpp_notifying_weak_roots"
 
 let passed = ref 0 and failed = ref 0
 
@@ -45,5 +46,6 @@ let () =
   release_stored ();
   check "released" (roots_alive () = base);
   check "weak roots follow the GC" (weak_roots 4_000 = 0);
+  check "notifying weak roots report once" (notifying_weak_roots 4_000 = 0);
   Printf.printf "test_cpp: %d passed, %d failed\n" !passed !failed;
   if !failed > 0 then exit 1

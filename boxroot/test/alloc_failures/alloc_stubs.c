@@ -24,6 +24,10 @@ value af_modify(value r, value v)
 }
 
 value af_weak_create(value v) { return root_or_errno(boxroot_weak_create(v)); }
+value af_weak_create_notifying(value v)
+{
+  return root_or_errno(boxroot_weak_create_notifying(v, 7));
+}
 
 value af_weak_modify(value w, value v)
 {

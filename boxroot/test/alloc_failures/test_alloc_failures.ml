@@ -9,7 +9,9 @@
    leak report. For each k, a child process runs the workload with the
    k-th attempt failing (once, or, "persistent", every attempt from the
    k-th on), and checks:
-   - each boxroot_create, boxroot_weak_create and boxroot_modify that
+   (every other weak root a notifying one, whose pool has side records:
+   weak_notify.c);
+   - each boxroot_create, boxroot_weak_create(_notifying) and boxroot_modify that
      failed said ENOMEM, and a failed modify left its root as it was;
    - no value of a root still alive was lost (OCaml's Weak as an oracle:
      only the root keeps it), and the root reads it; every weak root
@@ -30,6 +32,7 @@ type weak_root
 external create : 'a -> int = "af_create"
 external modify : root -> 'a -> int = "af_modify"
 external weak_create : 'a -> int = "af_weak_create"
+external weak_create_notifying : 'a -> int = "af_weak_create_notifying"
 external weak_modify : weak_root -> 'a -> int = "af_weak_modify"
 external weak_get : weak_root -> Obj.t option = "af_weak_get"
 external weak_delete : weak_root -> unit = "af_weak_delete"
@@ -37,7 +40,7 @@ external report_leaks : unit -> unit = "af_report_leaks"
 
 (* enum boxroot__alloc_site, bit by bit (testing.h). *)
 let site_names = [| "pool"; "chunk"; "chunk map"; "page table"; "side tables"; "directory";
-                    "thread key"; "thread specific"; "leak report" |]
+                    "thread key"; "thread specific"; "leak report"; "notify side" |]
 let all_sites = alloc_sites_all ()
 let () = assert (all_sites = (1 lsl Array.length site_names) - 1)
 
@@ -80,8 +83,12 @@ let strong m tag =
   | Some r -> m.strong <- { r; tag; oracle } :: m.strong
   | None -> ()
 
+let notifying = Atomic.make 0
 let weak m v ~keep =
-  match made m "boxroot_weak_create" (weak_create v) with
+  let created =
+    if Atomic.fetch_and_add notifying 1 mod 2 = 0 then weak_create v
+    else weak_create_notifying v in
+  match made m "boxroot_weak_create" created with
   | Some w -> m.weak <- (w, if keep then Some (Obj.repr v) else None) :: m.weak
   | None -> ()
 

@@ -213,3 +213,43 @@ value debug_in_finalizer(value kind, value r)
   f->root = root;
   return v;
 }
+
+/* Notifying weak roots (weak_notify.c). */
+value debug_weak_create_notifying(value v, value word)
+{
+  boxroot_weak w = boxroot_weak_create_notifying(v, (uintptr_t)Long_val(word));
+  if (w == NULL) abort();
+  return (value)w | 1;
+}
+
+value debug_notifying_word(value w)
+{
+  return Val_long((long)boxroot_weak_notifying_word(to_weak(w)));
+}
+
+/* How many notices this domain has; -1 if one names a root whose
+   word is not the one reported. */
+value debug_drain(value unit)
+{
+  (void)unit;
+  boxroot_weak w;
+  uintptr_t word;
+  long n = 0;
+  while (boxroot_weak_next_emptied(&w, &word)) {
+    if (boxroot_weak_notifying_word(w) != word) return Val_long(-1);
+    n++;
+  }
+  return Val_long(n);
+}
+
+value debug_next_emptied_unlocked(value unit)
+{
+  (void)unit;
+  boxroot_weak w;
+  uintptr_t word;
+  announce(&w);
+  caml_enter_blocking_section();
+  boxroot_weak_next_emptied(&w, &word);
+  caml_leave_blocking_section();
+  return Val_unit;
+}

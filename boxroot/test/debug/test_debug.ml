@@ -33,6 +33,10 @@ external in_finalizer : int -> 'a -> in_finalizer = "debug_in_finalizer"
 (* Operation `kind` (misuse_stubs.c) on `r` from a custom block's
    finalizer, run by a minor collection. *)
 let from_finalizer kind r = ignore (in_finalizer kind r); Gc.minor ()
+external weak_create_notifying : 'a -> int -> weak = "debug_weak_create_notifying"
+external notifying_word : weak -> int = "debug_notifying_word"
+external drain : unit -> int = "debug_drain"
+external next_emptied_unlocked : unit -> unit = "debug_next_emptied_unlocked"
 
 let young i = ref i
 let word = Sys.word_size / 8
@@ -155,6 +159,15 @@ let cases = [
   (fun () -> let keep = weak_create (young 0) in
     let w = weak_create (young 1) in announce_weak w; weak_delete w; weak_delete w;
     ignore (Sys.opaque_identity keep));
+  "next_emptied_unlocked", "boxroot_weak_next_emptied", no_lock,
+  (* A root first: on OCaml 4.14 the lock is known once boxroot is set up. *)
+  (fun () -> ignore (weak_create_notifying (young 0) 0); next_emptied_unlocked ());
+  "notifying_word_of_plain_weak_root", "boxroot_weak_notifying_word", "not a notifying weak root",
+  (fun () -> let w = weak_create (young 1) in announce_weak w; ignore (notifying_word w));
+  "notifying_word_after_delete", "boxroot_weak_notifying_word", deleted,
+  (fun () -> let keep = weak_create_notifying (young 0) 0 in
+    let w = weak_create_notifying (young 1) 1 in announce_weak w; weak_delete w;
+    ignore (notifying_word w); ignore (Sys.opaque_identity keep));
 ]
 
 (* Calls from a custom block's finalizer, caught where the runtime
@@ -201,6 +214,12 @@ let correct_use () =
   (* Deleting from finalizers is allowed. *)
   from_finalizer 5 (create (young 7));
   from_finalizer 6 (weak_create (young 8));
+  (* Notifying roots: every emptied one reported, then deleted. *)
+  let ns = Array.init 1000 (fun i -> weak_create_notifying (young i) i) in
+  Array.iteri (fun i w -> if notifying_word w <> i then exit 4) ns;
+  Gc.full_major (); Gc.full_major ();
+  if drain () <> 1000 then exit 5;
+  Array.iter weak_delete ns;
   let r = create (young 5) in
   delete r;
   let r = create (young 6) in

@@ -154,3 +154,30 @@ value weak_test_debug(value w)
           (long)(p->fresh - p->slots), boxroot__compat_is_young(v), (void *)v);
   return Val_unit;
 }
+
+/* Notifying weak roots (weak_notify.c). */
+value weak_test_create_notifying(value v, value word)
+{
+  boxroot_weak w = boxroot_weak_create_notifying(v, (uintptr_t)Long_val(word));
+  if (w == NULL) raise_error("boxroot_weak_create_notifying");
+  return of_weak(w);
+}
+
+/* Some (root, word) for the next root that emptied, or None. */
+value weak_test_next_emptied(value unit)
+{
+  CAMLparam1(unit);
+  CAMLlocal1(pair);
+  boxroot_weak w;
+  uintptr_t word;
+  if (!boxroot_weak_next_emptied(&w, &word)) CAMLreturn(Val_none);
+  pair = caml_alloc_tuple(2);
+  Store_field(pair, 0, of_weak(w));
+  Store_field(pair, 1, Val_long((long)word));
+  CAMLreturn(caml_alloc_some(pair));
+}
+
+value weak_test_notifying_word(value w)
+{
+  return Val_long((long)boxroot_weak_notifying_word(to_weak(w)));
+}

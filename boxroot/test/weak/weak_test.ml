@@ -30,3 +30,15 @@ let held_with_oracle n =
 (* Major cycles completed so far. *)
 let cycles () = (Gc.quick_stat ()).Gc.major_collections
 external debug : t -> unit = "weak_test_debug"
+
+(* Notifying weak roots (weak_notify.c). *)
+external create_notifying : 'a -> int -> t = "weak_test_create_notifying"
+external next_emptied : unit -> (t * int) option = "weak_test_next_emptied"
+external notifying_word : t -> int = "weak_test_notifying_word" [@@noalloc]
+
+(* Every notice of this domain. *)
+let drain () =
+  let rec go acc = match next_emptied () with
+    | Some n -> go (n :: acc)
+    | None -> List.rev acc in
+  go []

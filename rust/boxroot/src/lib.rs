@@ -111,7 +111,7 @@ pub use ocaml_boxroot_sys::Stats;
 pub use root::Root;
 pub use runtime::Runtime;
 pub use value::{val_long, Value};
-pub use weak::Weak;
+pub use weak::{emptied, Emptied, Weak, WeakId};
 
 /// Prints on stderr the roots still alive, grouped by the `file:line`
 /// that created them (the callers of [`Root::new`], [`Weak::new`] and

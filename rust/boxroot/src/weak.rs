@@ -122,6 +122,96 @@ impl Weak {
     }
 }
 
+/// Notifying weak roots (`boxroot_weak_create_notifying`, boxroot.h): a
+/// weak root that, when the GC empties it, is queued with a word chosen
+/// at its creation, for [`emptied`] to report. The GC runs no Rust code:
+/// the program collects the notices when it likes, at a cost that grows
+/// with the roots that emptied, not with those alive.
+impl Weak {
+    /// A notifying weak root holding `v`, that reports its emptying with
+    /// `word` (e.g. the index of its entry in a table). Panics if the C
+    /// library fails.
+    #[track_caller]
+    pub fn create_notifying(gc: &Runtime, v: Value<'_>, word: usize) -> Weak {
+        Weak::try_create_notifying(gc, v, word).unwrap_or_else(|e| panic!("{}", e))
+    }
+
+    /// [`Weak::create_notifying`], with the C library's failure as an
+    /// `Error`.
+    pub fn try_create_notifying(_gc: &Runtime, v: Value<'_>, word: usize) -> Result<Weak, Error> {
+        // SAFETY: the domain lock is held (invariant of Runtime), `v` is valid.
+        match unsafe { sys::ext::boxroot_weak_create_notifying(v.raw(), word) } {
+            Some(raw) => Ok(Weak { raw }),
+            None => Err(Error::last("boxroot_weak_create_notifying")),
+        }
+    }
+
+    /// The word given to [`Weak::create_notifying`]; 0 for a weak root
+    /// made otherwise (with feature `debug`, the C library aborts).
+    pub fn notifying_word(&self) -> usize {
+        // SAFETY: the weak root is live and ours; the word needs no lock.
+        unsafe { sys::ext::boxroot_weak_notifying_word(self.raw) }
+    }
+
+    /// This weak root's identity, to compare with a reported one
+    /// ([`emptied`]).
+    pub fn id(&self) -> WeakId {
+        WeakId(self.raw)
+    }
+}
+
+/// Which weak root a notice names: its identity only, not an owner (the
+/// root stays owned by its [`Weak`], which the program drops). Equal to
+/// [`Weak::id`] of that root.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct WeakId(BoxRootWeak);
+
+impl WeakId {
+    /// The C library's handle, e.g. for a table kept in C.
+    pub fn raw(self) -> BoxRootWeak {
+        self.0
+    }
+}
+
+/// The notifying weak roots of this domain that the GC emptied, each with
+/// its word, in no particular order: an iterator that asks the C library for the
+/// next one at each step (`boxroot_weak_next_emptied`). Each emptying is
+/// reported once; a root dropped, or refilled by [`Weak::modify`], before
+/// its notice comes is not reported. The roots stay the program's: drop
+/// their `Weak` (which the iterator does not own) to delete them.
+///
+/// ```ignore
+/// for (id, i) in boxroot::emptied(gc) {
+///     let entry = table.remove(i);          // the Weak of entry i
+///     debug_assert_eq!(entry.id(), id);
+/// }
+/// ```
+pub fn emptied(gc: &Runtime) -> Emptied<'_> {
+    Emptied { _gc: gc }
+}
+
+/// The iterator of [`emptied`]; it borrows the [`Runtime`], hence the
+/// domain lock.
+pub struct Emptied<'a> {
+    _gc: &'a Runtime,
+}
+
+impl Iterator for Emptied<'_> {
+    type Item = (WeakId, usize);
+
+    fn next(&mut self) -> Option<(WeakId, usize)> {
+        let mut raw = std::mem::MaybeUninit::<BoxRootWeak>::uninit();
+        let mut word = 0usize;
+        // SAFETY: the domain lock is held (the Runtime borrowed); on true
+        // the C library has written `raw`.
+        if unsafe { sys::ext::boxroot_weak_next_emptied(raw.as_mut_ptr(), &mut word) } {
+            Some((WeakId(unsafe { raw.assume_init() }), word))
+        } else {
+            None
+        }
+    }
+}
+
 impl Root {
     /// A [`Weak`] of the rooted value, as `Arc::downgrade`. Panics if the
     /// C library cannot create it.

@@ -3,7 +3,9 @@
 //! statistics. The runtime is started once, on the main thread, so this
 //! test has its own `main` (harness = false); each case runs under
 //! `catch_unwind` and the last line reads `runtime: N passed, N failed`.
-use boxroot::{alloc_string, alloc_tuple, shared, val_long, ErrorKind, Root, Runtime, Value, Weak};
+use boxroot::{
+    alloc_string, alloc_tuple, emptied, shared, val_long, ErrorKind, Root, Runtime, Value, Weak,
+};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Barrier};
 use std::thread;
@@ -349,6 +351,68 @@ fn weak_roots_follow_the_gc(gc: &mut Runtime) {
     assert_eq!(weak_alive(gc), base);
 }
 
+/// Notifying weak roots: a table of entries held weakly learns which died
+/// from `emptied`, each once, with its word; entries kept, dropped before
+/// the notice, or refilled before it are not reported.
+fn notifying_weak_roots_report_once(gc: &mut Runtime) {
+    let base = weak_alive(gc);
+    let n = 1000;
+    let roots = rooted_strings(gc, n / 2);
+    // Entry i holds text(i): kept by roots[i / 2] when i is even.
+    let mut table: Vec<Option<Weak>> = (0..n)
+        .map(|i| {
+            let w = if i % 2 == 0 {
+                Weak::create_notifying(gc, roots[i / 2].get(gc), i)
+            } else {
+                let s = shared!(gc, alloc_string(gc, &text(i)));
+                Weak::create_notifying(gc, s, i)
+            };
+            assert_eq!(w.notifying_word(), i);
+            Some(w)
+        })
+        .collect();
+    assert_eq!(emptied(gc).count(), 0, "nothing emptied yet");
+    gc.minor_collection();
+    gc.full_major();
+    gc.full_major();
+    // Entries 1 mod 4 dropped, 3 mod 8 refilled, before the notices.
+    for i in (1..n).step_by(4) {
+        table[i] = None;
+    }
+    for i in (3..n).step_by(8) {
+        let w = table[i].as_mut().unwrap();
+        w.modify(gc, roots[0].get(gc));
+    }
+    let mut seen = vec![false; n];
+    for (id, i) in emptied(gc) {
+        assert!(!seen[i], "entry {} reported twice", i);
+        seen[i] = true;
+        let w = table[i].take().expect("a reported entry is in the table");
+        assert_eq!(w.id(), id);
+        assert!(w.is_empty(gc));
+    }
+    for i in 0..n {
+        let expect = i % 4 == 3 && i % 8 != 3;
+        assert_eq!(seen[i], expect, "entry {}: reported {}", i, seen[i]);
+    }
+    // The kept ones die with their roots, and report then.
+    drop(roots);
+    gc.full_major();
+    gc.full_major();
+    let late: Vec<usize> = emptied(gc).map(|(_, i)| i).collect();
+    for i in &late {
+        table[*i] = None;
+    }
+    let mut expect: Vec<usize> = (0..n).filter(|i| i % 2 == 0 || i % 8 == 3).collect();
+    let mut got = late.clone();
+    got.sort();
+    expect.sort();
+    assert_eq!(got, expect);
+    assert_eq!(emptied(gc).count(), 0);
+    drop(table);
+    assert_eq!(weak_alive(gc), base);
+}
+
 fn main() {
     // A small minor heap (32 KiB), for frequent minor collections.
     std::env::set_var("OCAMLRUNPARAM", MINOR_HEAP);
@@ -387,6 +451,10 @@ fn main() {
         ),
         ("field_access_is_checked", field_access_is_checked),
         ("weak_roots_follow_the_gc", weak_roots_follow_the_gc),
+        (
+            "notifying_weak_roots_report_once",
+            notifying_weak_roots_report_once,
+        ),
     ];
     // Expected panics (inside the cases) would clutter the output.
     std::panic::set_hook(Box::new(|_| {}));

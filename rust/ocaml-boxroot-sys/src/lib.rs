@@ -152,6 +152,18 @@ pub mod ext {
         /// A new weak root holding the value of the strong root `r`;
         /// `None` on failure. Needs the domain lock.
         pub fn boxroot_weak_of_boxroot(r: BoxRoot) -> Option<BoxRootWeak>;
+        /// Creates a weak root holding `v` that reports its emptying with
+        /// `word` (`boxroot_weak_create_notifying`, boxroot.h); `None` on
+        /// failure. Needs the domain lock.
+        pub fn boxroot_weak_create_notifying(v: Value, word: usize) -> Option<BoxRootWeak>;
+        /// Stores in `*w` and `*word` the next notifying root of this
+        /// domain that the GC emptied, and returns `true`; `false` once
+        /// there is none. The root stays the caller's, to delete. Needs the
+        /// domain lock.
+        pub fn boxroot_weak_next_emptied(w: *mut BoxRootWeak, word: *mut usize) -> bool;
+        /// The word of a notifying root (0 for another weak root; feature
+        /// `debug` aborts).
+        pub fn boxroot_weak_notifying_word(w: BoxRootWeak) -> usize;
         /// Whether this thread holds an OCaml domain lock (OCaml 4.14: the
         /// master lock), as the C library's own checks see it. Any thread,
         /// before the runtime starts too. Unlike probing with
