@@ -102,7 +102,7 @@ struct pool {
      once per collection (remote.c). `block_header`: marking.c, M1. */
   _Alignas(CACHE_LINE) struct boxroot__pool_shared shared;
   int delayed_pending;
-  /* A weak pool of notifying roots: its side records (weak_notify.h),
+  /* A weak pool of notifying roots: its side records (notify_side.h),
      else NULL. Written by the owner when the pool is handed out or
      retired. */
   struct boxroot__notify_side *notify;

@@ -184,15 +184,8 @@ static pool *refill(struct weak_domain *wd, int id, void const *key)
   }
   pool *o = wd->old;
   if (o != NULL && pool_alloc_count(o) < POOL_LOW_MARK && make_current(wd, id, o)) return o;
-  pool *fresh = boxroot__chunk_alloc_pool();
+  pool *fresh = boxroot__weak_pool_new(wd, id, key, NULL); /* plain (weak_notify.c, N1) */
   if (fresh == NULL) return NULL;
-  boxroot__pool_reset(fresh);
-  boxroot__store(&fresh->delayed_pending, 0, SEQ_CST);
-  for (int i = 0; i < DELAYED_WORDS; i++) boxroot__store(&fresh->delayed_bits[i], 0, SEQ_CST);
-  fresh->notify = NULL; /* a plain pool (weak_notify.c, N1) */
-  pool_set_owner(fresh, id, key);
-  pool_set_class(fresh, WEAK_YOUNG);
-  ring_insert(&wd->young, fresh, 1);
   make_current(wd, id, fresh);
   return fresh;
 }

@@ -7,7 +7,7 @@
 #include "chunk.h"
 #include "ticks.h"
 #include "weak_domain.h"
-#include "weak_notify.h"
+#include "notify_side.h"
 
 _Static_assert(BOXROOT__CLASS_WEAK_YOUNG > CLASS_NONE && BOXROOT__CLASS_WEAK_OLD > CLASS_NONE,
                "weak pool classes are distinct from the strong ones (pool.h)");
@@ -78,6 +78,21 @@ struct weak_domain *boxroot__weak_domain_adopting(int id)
   struct weak_domain *wd = &boxroot__weak_domains[id];
   adopt_orphans(wd, id, d->key);
   return wd;
+}
+
+pool *boxroot__weak_pool_new(struct weak_domain *wd, int id, void const *key,
+                             struct boxroot__notify_side *side)
+{
+  pool *fresh = boxroot__chunk_alloc_pool();
+  if (fresh == NULL) return NULL;
+  boxroot__pool_reset(fresh);
+  boxroot__store(&fresh->delayed_pending, 0, SEQ_CST);
+  for (int i = 0; i < DELAYED_WORDS; i++) boxroot__store(&fresh->delayed_bits[i], 0, SEQ_CST);
+  fresh->notify = side;
+  pool_set_owner(fresh, id, key);
+  pool_set_class(fresh, WEAK_YOUNG);
+  ring_insert(weak_ring(wd, WEAK_YOUNG, side != NULL), fresh, 1);
+  return fresh;
 }
 
 void boxroot__weak_pool_retire(pool *p, int decommit)

@@ -46,6 +46,13 @@ static inline struct weak_domain *boxroot__weak_domain_get(int id)
    is not over); NULL if that domain has terminated. */
 struct weak_domain *boxroot__weak_domain_adopting(int id);
 
+/* A new pool of domain id (owner key `key`), at the front of its young
+   ring: a notifying one with side records `side` (weak_notify.c, N1), or
+   a plain one if NULL. NULL if no pool could be had (out of memory). The
+   owner, lock held. */
+pool *boxroot__weak_pool_new(struct weak_domain *wd, int id, void const *key,
+                             struct boxroot__notify_side *side);
+
 /* `p`, emptied by the clearing, goes back to the chunk allocator
    (`decommit`: whether its memory may be decommitted, marking.c, M2). */
 void boxroot__weak_pool_retire(pool *p, int decommit);

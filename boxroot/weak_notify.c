@@ -9,7 +9,7 @@
    Rules (enforced where said):
    N1 Opt-in. A notifying root lives in a notifying pool: a weak pool
       (weak.c, W1-W5 hold unchanged) whose `notify` (pool.h) points to its
-      side records (weak_notify.h: each slot's word, a bitmap of emptied
+      side records (notify_side.h: each slot's word, a bitmap of emptied
       slots), allocated with the pool (boxroot__notify_refill, here: the
       creation fails cleanly, ENOMEM, if that allocation does). Its
       domain keeps such pools on rings of their own (nyoung, nold) and
@@ -82,35 +82,6 @@
 #include "status.h"
 #include "weak_notify.h"
 
-#define BITS_PER_WORD (8 * sizeof(uintptr_t))
-_Static_assert(DELAYED_WORDS * 8 * sizeof(uintptr_t) >= POOL_SLOTS,
-               "a bit of the emptied bitmap per slot (weak_notify.h)");
-
-/* Every side record, doubly linked (weak_notify.h), under its lock:
-   reachable from here, not only from the pools, which live in mapped
-   chunks that LeakSanitizer does not read. */
-static pthread_mutex_t sides_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct boxroot__notify_side *sides;
-
-static void sides_add(struct boxroot__notify_side *side)
-{
-  pthread_mutex_lock(&sides_lock);
-  side->all_prev = NULL;
-  side->all_next = sides;
-  if (sides != NULL) sides->all_prev = side;
-  sides = side;
-  pthread_mutex_unlock(&sides_lock);
-}
-
-static void sides_remove(struct boxroot__notify_side *side)
-{
-  pthread_mutex_lock(&sides_lock);
-  if (side->all_prev != NULL) side->all_prev->all_next = side->all_next;
-  else sides = side->all_next;
-  if (side->all_next != NULL) side->all_next->all_prev = side->all_prev;
-  pthread_mutex_unlock(&sides_lock);
-}
-
 /* Makes `p` the current notifying pool; 0 if it has no room. */
 static int make_current(struct weak_domain *wd, pool *p)
 {
@@ -132,43 +103,15 @@ pool *boxroot__notify_refill(struct weak_domain *wd, int id, void const *key)
   }
   pool *o = wd->nold;
   if (o != NULL && pool_alloc_count(o) < POOL_LOW_MARK && make_current(wd, o)) return o;
-  struct boxroot__notify_side *side =
-    boxroot__allocation_fails(BOXROOT__ALLOC_NOTIFY_SIDE) ? NULL : calloc(1, sizeof *side);
+  struct boxroot__notify_side *side = boxroot__notify_side_alloc();
   if (side == NULL) return NULL;
-  pool *fresh = boxroot__chunk_alloc_pool();
+  pool *fresh = boxroot__weak_pool_new(wd, id, key, side);
   if (fresh == NULL) {
-    free(side);
+    boxroot__notify_side_free(side);
     return NULL;
   }
-  boxroot__pool_reset(fresh);
-  boxroot__store(&fresh->delayed_pending, 0, SEQ_CST);
-  for (int i = 0; i < DELAYED_WORDS; i++) boxroot__store(&fresh->delayed_bits[i], 0, SEQ_CST);
-  sides_add(side);
-  fresh->notify = side;
-  pool_set_owner(fresh, id, key);
-  pool_set_class(fresh, WEAK_YOUNG);
-  ring_insert(&wd->nyoung, fresh, 1);
   make_current(wd, fresh);
   return fresh;
-}
-
-void boxroot__notify_release(pool *p)
-{
-  if (p->notify == NULL) return;
-  sides_remove(p->notify);
-  free(p->notify);
-  p->notify = NULL;
-}
-
-void boxroot__notify_release_all(void)
-{
-  pthread_mutex_lock(&sides_lock);
-  for (struct boxroot__notify_side *side = sides, *next; side != NULL; side = next) {
-    next = side->all_next;
-    free(side);
-  }
-  sides = NULL;
-  pthread_mutex_unlock(&sides_lock);
 }
 
 boxroot_weak boxroot__notify_create(value v, uintptr_t word)
@@ -208,7 +151,7 @@ static int deleted_remotely(pool *p, void **slot)
 {
   if (boxroot__load(&p->delayed_pending, SEQ_CST) == 0) return 0;
   size_t i = (size_t)(slot - p->slots);
-  return (boxroot__load(&p->delayed_bits[i / BITS_PER_WORD], SEQ_CST) >> (i % BITS_PER_WORD)) & 1;
+  return (boxroot__load(&p->delayed_bits[i / NOTIFY_BITS_PER_WORD], SEQ_CST) >> (i % NOTIFY_BITS_PER_WORD)) & 1;
 }
 
 /* Builds broken on purpose for tests (N3): one reports every second
