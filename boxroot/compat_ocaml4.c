@@ -200,12 +200,13 @@ void boxroot__compat_remove_hooks(void)
     caml_leave_blocking_section_hook = previous_leave_blocking;
 }
 
-/* Marking pools as blocks: not on OCaml 4.14 (ocaml_compat.h). */
+/* The debug build's check of calls from finalizers (ocaml_compat.h). */
 int boxroot__compat_in_collection(void)
 {
   return Caml_state != NULL && Caml_state->in_minor_collection;
 }
 
+/* Marking pools as blocks: not on OCaml 4.14 (ocaml_compat.h). */
 int boxroot__compat_marks_pools_as_blocks(void) { return 0; }
 boxroot__domain_state *boxroot__compat_state(void) { return NULL; }
 void boxroot__compat_darken_slots(boxroot__domain_state *state, void **from, void **to)

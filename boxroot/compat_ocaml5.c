@@ -217,8 +217,7 @@ void boxroot__compat_remove_hooks(void)
 #endif
 }
 
-/* ---- Marking pools as blocks (ocaml_compat.h, marking.c) ---- */
-
+/* The debug build's check of calls from finalizers (ocaml_compat.h). */
 int boxroot__compat_in_collection(void)
 {
 #if OCAML_VERSION_MINOR >= 3 /* checked in 5.3's and 5.5's sources */
@@ -228,6 +227,8 @@ int boxroot__compat_in_collection(void)
   return 0;
 #endif
 }
+
+/* ---- Marking pools as blocks (ocaml_compat.h, marking.c) ---- */
 
 int boxroot__compat_marks_pools_as_blocks(void) { return 1; }
 
