@@ -71,10 +71,15 @@ external teardown_now : unit -> unit = "window_teardown"
 external point_visits : int -> int = "window_point_visits"
 external point_name : int -> string = "window_point_name"
 external waits_mark : bool -> unit = "window_waits_mark"
+external phase : unit -> string = "hazard_phase"
 
 let expect_loss = env_int "BOXROOT_HAZARD_EXPECT_LOSS" 0 = 1
 let rounds = env_int "BOXROOT_EXPLORE_ROUNDS" 14
 let window_opens = Sys.ocaml_release.Sys.minor >= 5
+(* A run's exit code when the teardown's hold was never taken: a
+   failure of the driver, for a broken build too. *)
+let unreached_exit = 3
+let unreached = ref false
 
 (* ---- The population ---- *)
 
@@ -508,9 +513,10 @@ let run seed =
       (Array.init 2000 (fun i -> create i), Array.init 2000 (fun i -> weak_create (ref i)))) in
   set_marking_on false;
   set_flag 10 0;
-  (* The domains that wait mark meanwhile: the cycle reaches its
-     clearing without waiting for the slices that worker 1's allocation
-     paces (minutes on a busy machine, with the ballasts). *)
+  (* The domains that wait run slices meanwhile (window_waits_mark):
+     the cycle reaches its clearing without waiting for the slices that
+     worker 1's allocation paces (minutes on a busy machine, with the
+     ballasts). *)
   waits_mark true;
   hold (point at) ids.(1) 100 2000;
   post 1 (fun () ->
@@ -524,12 +530,14 @@ let run seed =
          timeout): the waiting domains mark their ephemerons only in the
          slices they run at the end of a section, which the next section
          interrupted. One at every 8th step, and whenever marking is to
-         start. *)
+         start. Slices with a budget of their own: an automatic one's
+         is what allocation is ahead of the work counter, which the
+         waiting domains' marking pushes ahead (window_waits_mark). *)
       let i = ref 0 in
       while get_flag 10 = 0 && !i < 100_000 do
         incr i;
         ignore (Sys.opaque_identity (Array.make 1000 0));
-        ignore (Gc.major_slice 0);
+        ignore (Gc.major_slice 10_000);
         if !i mod 8 = 0 || Sys.ocaml_release.Sys.minor >= 5 && not (marking_started ()) then begin
           request_marking ();
           Gc.minor ()
@@ -540,6 +548,12 @@ let run seed =
   let taken = wait_to_take_hold () in
   set_flag 10 1;
   Printf.printf "seed %d: teardown, worker 1 held at %s: %b\n%!" seed at taken;
+  if not taken then begin
+    (* Not a loss: a broken build's seed must not pass for this. *)
+    Printf.printf "seed %d: FAIL: worker 1 never reached the point %S (GC phase: %s)\n%!"
+      seed at (phase ());
+    unreached := true
+  end;
   delete_foreign mine 0 (Array.length mine);
   Array.iter weak_delete wmine;
   if taken then hold_go ();
@@ -560,6 +574,7 @@ let () =
   | Some s ->
     install_slow_hook ();
     let lost = run (int_of_string s) in
+    if !unreached then exit unreached_exit;
     check (lost = 0) "seed %s: %d values lost" s lost;
     finish (Printf.sprintf "test_explore (seed %s)" s)
   | None ->
@@ -572,7 +587,8 @@ let () =
           let rc = Sys.command (Printf.sprintf "BOXROOT_EXPLORE_SEED=%s %s" s
                                   (Filename.quote Sys.executable_name)) in
           Printf.printf "seed %s: exit code %d\n%!" s rc;
-          if rc <> 0 then s :: failed else failed
+          check (rc <> unreached_exit) "seed %s: the teardown's point was never reached" s;
+          if rc <> 0 && rc <> unreached_exit then s :: failed else failed
         end) [] seeds in
     if expect_loss then
       check (failed <> []) "the broken build passed every seed (%s)" (String.concat " " seeds)

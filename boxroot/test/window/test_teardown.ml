@@ -33,6 +33,8 @@ external domain_id : unit -> int = "window_domain_id"
 external delete_foreign : root array -> int -> int -> unit = "hazard_delete_foreign"
 external weak_create : 'a -> int = "window_weak_create"
 external weak_delete_foreign : int array -> unit = "window_weak_delete_foreign"
+external waits_mark : bool -> unit = "window_waits_mark"
+external phase : unit -> string = "hazard_phase"
 
 let n = 10_000
 let expect_crash = env_int "BOXROOT_HAZARD_EXPECT_LOSS" 0 = 1
@@ -58,7 +60,8 @@ let teardown_while_held scenario at ~trigger ~delete_all =
   set_triggered true;
   Domain.join w;
   if window_opens scenario then
-    check (hold_taken ()) "no domain was held at the window point %S" at;
+    check (hold_taken ()) "no domain was held at the window point %S (GC phase: %s)"
+      at (phase ());
   check (status () = tore_down) "boxroot is not torn down";
   check (try_create 0 = None) "creation after teardown succeeded"
 
@@ -78,14 +81,17 @@ let slice () =
         (* Slices, with minor collections between them: their hooks see
            the end of marking and lower the flag (marking.c, M4), so that
            teardown has no cycle to finish, which would wait for this
-           domain. *)
+           domain. Slices with a budget of their own, on both domains
+           (window_waits_mark says why). *)
+        waits_mark true;
         let k = ref 0 in
         while not (hold_taken ()) && !k < 100_000 do
           ignore (Sys.opaque_identity (Array.make 1000 0));
           Gc.minor ();
-          ignore (Gc.major_slice 0);
+          ignore (Gc.major_slice 10_000);
           incr k
-        done)
+        done;
+        waits_mark false)
 
 let () =
   match Sys.getenv_opt "BOXROOT_TEARDOWN_SCENARIO" with

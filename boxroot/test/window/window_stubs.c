@@ -110,14 +110,22 @@ static atomic_int waits_mark; /* window_waits_mark */
 static void wait_a_little(void)
 {
   caml_handle_incoming_interrupts();
-  if (!Caml_state->sweeping_done || atomic_load(&waits_mark))
+  if (atomic_load(&waits_mark))
+    caml_major_collection_slice(Major_slice_work_min);
+  else if (!Caml_state->sweeping_done)
     caml_opportunistic_major_collection_slice(Major_slice_work_min);
   sched_yield();
 }
 
-/* With `on`, a domain waiting as above also marks (an opportunistic
-   slice changes no phase): where no window is wanted, the cycle then
-   does not wait for the slices that the others' allocation paces. */
+/* With `on`, a domain waiting as above runs forced major slices, with a
+   budget of their own: where no window is wanted, the cycle then does
+   not wait for the slices that the others' allocation paces. Forced,
+   not opportunistic: an opportunistic slice only sweeps and marks, and
+   an automatic slice's budget is what allocation is ahead of the work
+   counter, which the waiting domains' marking has pushed ahead. A cycle
+   ends only once every domain has updated its finalisers and marked its
+   ephemerons in a slice of its own (major_gc.c, major_collection_slice,
+   OCaml 5.0 to 5.5): without that, OCaml 5.3 never left main marking. */
 value window_waits_mark(value on)
 {
   atomic_store(&waits_mark, Bool_val(on));
