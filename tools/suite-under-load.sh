@@ -60,8 +60,10 @@ entries=(
   "wrap/test_marking_rules|$t/broken/wrap/test_marking_rules.exe|BOXROOT_RULES=wrap BOXROOT_HAZARD_EXPECT_LOSS=1|control|5"
   "weak_no_darkening/test_weak_marking|$t/weak/broken_darkening/test_weak_marking.exe|BOXROOT_WEAK_EXPECT_LOSS=1|control|any"
   "weak_no_dead_check/test_weak_window|$t/weak/broken_window/test_weak_window.exe|BOXROOT_WEAK_EXPECT_LOSS=1|control|any"
-  "weak_terminated_adopts/test_weak_orphans|$t/weak/broken_terminated_adopts/test_weak_orphans.exe|BOXROOT_WEAK_EXPECT_LOSS=1|control|5"
+  "weak_terminated_adopts/test_weak_orphans|$t/weak/broken_terminated_adopts/test_weak_orphans.exe|BOXROOT_WEAK_EXPECT_LOSS=1|crash-control|5"
   "weak_orphans_unadopted/test_weak_orphans|$t/weak/broken_orphans_unadopted/test_weak_orphans.exe|BOXROOT_WEAK_EXPECT_LOSS=1|crash-control|5"
+  "notify_drop/test_weak_notify|$t/weak/broken_notify_drop/test_weak_notify.exe|BOXROOT_WEAK_EXPECT_LOSS=1 BOXROOT_WEAK_NOTIFY_STEPS=5000|control|any"
+  "notify_repeat/test_weak_notify|$t/weak/broken_notify_repeat/test_weak_notify.exe|BOXROOT_WEAK_EXPECT_LOSS=1 BOXROOT_WEAK_NOTIFY_STEPS=5000|control|any"
   "test_hazard|$t/test_hazard.exe||test|any"
   "test_hazard_domains|$t/hazard_domains/test_hazard_domains.exe||test|5"
   "test_marking_rules|$t/test_marking_rules.exe||test|any"
@@ -74,6 +76,8 @@ entries=(
   "test_explore (seeds 1 2 3)|$t/window/test_explore.exe||test|5"
   "test_weak_marking|$t/weak/test_weak_marking.exe||test|any"
   "test_weak_window|$t/weak/test_weak_window.exe||test|any"
+  "test_weak_notify|$t/weak/test_weak_notify.exe||test|any"
+  "test_weak_notify_domains|$t/weak/test_weak_notify_domains.exe||test|any"
   "debug runtime: test_hazard|$t/debug_runtime/test_hazard.exe|OCAMLRUNPARAM=V=1,v=0|test|any"
   "debug runtime: test_marking_rules|$t/debug_runtime/test_marking_rules.exe|OCAMLRUNPARAM=v=0|test|5"
   "debug runtime: test_explore|$t/debug_runtime/test_explore.exe|OCAMLRUNPARAM=v=0 BOXROOT_EXPLORE_SEEDS=1 BOXROOT_EXPLORE_ROUNDS=8|test|5"
@@ -101,6 +105,8 @@ for d in $(grep -l -E 'EXPECT_LOSS 1' $t/broken/dune $t/broken/*/dune $t/weak/*/
     $t/weak/broken_window) key=weak_no_dead_check ;;
     $t/weak/broken_terminated_adopts) key=weak_terminated_adopts ;;
     $t/weak/broken_orphans_unadopted) key=weak_orphans_unadopted ;;
+    $t/weak/broken_notify_drop) key=notify_drop ;;
+    $t/weak/broken_notify_repeat) key=notify_repeat ;;
     *) key=$(basename "$d") ;;
   esac
   printf '%s\n' "${entries[@]}" | grep -q "^$key/" \
@@ -149,7 +155,8 @@ start_all=$(date +%s)
 # when some round or attempt lost none, and needed another), each "LOST"
 # line of the explorer, each child that failed ("exit code" not 0), each
 # dead value read full, and the earlier hook's call that the hook chain's
-# control skipped.
+# control skipped, each emptied weak root never reported and each report
+# repeated.
 lost_of() { # $1 = log
   awk '
     { line = $0 }
@@ -158,6 +165,8 @@ lost_of() { # $1 = log
     match(line, /, [0-9]+ lost$/) { k = substr(line, RSTART + 2) + 0; sum += k; n++; if (k == 0) zero = 1 }
     match(line, /[0-9]+ of [0-9]+ dead values read full/) { k = substr(line, RSTART) + 0; sum += k; n++; if (k == 0) zero = 1 }
     match(line, /: [0-9]+ (dropped values read full|kept values not read back)/) { k = substr(line, RSTART + 2) + 0; sum += k; n++; if (k == 0) zero = 1 }
+    match(line, /[0-9]+ roots emptied and never reported/) { k = substr(line, RSTART) + 0; sum += k; n++; if (k == 0) zero = 1 }
+    /word [0-9]+ reported twice/ { sum++; n++ }
     /^LOST/ { sum++; n++ }
     /the earlier hook ran 0 time/ { sum++; n++ }
     /exit code [1-9]/ { sum++; n++ }
