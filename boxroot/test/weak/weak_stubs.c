@@ -181,3 +181,78 @@ value weak_test_notifying_word(value w)
 {
   return Val_long((long)boxroot_weak_notifying_word(to_weak(w)));
 }
+
+/* ---- Reading weak roots in the window of W4, from a slice hook ----
+   Armed for cycle `c` (cycles completed so far) and the arming domain,
+   the end of that domain's first major slice of cycle c+1 in the
+   cleaning phase reads every weak root of the array, in one pass. The
+   cycle cannot end before: on OCaml 5 it ends only once every domain
+   has run a slice of its own in Phase_sweep_ephe (major_gc.c,
+   is_complete_phase_sweep_ephe), and after that slice's end hook; on
+   4.14, Phase_clean lasts several slices (the test's ephemerons). */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <caml/domain_state.h>
+#include <caml/misc.h>
+#include "ocaml_compat.h"
+
+static boxroot_weak *window_roots;
+static long window_count, window_cycle;
+static _Atomic(void *) window_domain; /* read by every domain's hook */
+static atomic_long window_full = -1; /* -1: not read yet */
+static caml_timing_hook previous_slice_end_hook;
+
+static void read_in_window(void)
+{
+  if (previous_slice_end_hook != NULL) previous_slice_end_hook();
+  if ((void *)Caml_state != atomic_load(&window_domain)) return;
+  if (window_roots == NULL || atomic_load(&window_full) >= 0) return;
+  if (boxroot__compat_weak_phase() != BOXROOT__WEAK_CLEANING
+      || (long)boxroot__compat_weak_cycle() != window_cycle) return;
+  long n = 0;
+  for (long i = 0; i < window_count; i++) {
+    value v;
+    if (boxroot_weak_get(window_roots[i], &v)) n++;
+  }
+  atomic_store(&window_full, n);
+}
+
+/* Arms the reading above for the weak roots `ws` and cycle `cycle`;
+   the hook is chained in front of the others once. */
+value weak_test_arm_window_read(value ws, value cycle)
+{
+  static int installed;
+  free(window_roots);
+  window_count = Wosize_val(ws);
+  window_roots = malloc(window_count * sizeof *window_roots);
+  if (window_roots == NULL) caml_raise_out_of_memory();
+  for (long i = 0; i < window_count; i++) window_roots[i] = to_weak(Field(ws, i));
+  window_cycle = Long_val(cycle);
+  atomic_store(&window_domain, (void *)Caml_state);
+  atomic_store(&window_full, -1);
+  if (!installed) {
+    installed = 1;
+#if OCAML_VERSION_MAJOR >= 5
+    previous_slice_end_hook = atomic_exchange(&caml_major_slice_end_hook, read_in_window);
+#else
+    previous_slice_end_hook = caml_major_slice_end_hook;
+    caml_major_slice_end_hook = read_in_window;
+#endif
+  }
+  return Val_unit;
+}
+
+/* How many weak roots read full in the window, -1 if not read yet. */
+value weak_test_window_read(value unit)
+{
+  (void)unit;
+  return Val_long(atomic_load(&window_full));
+}
+
+value weak_test_disarm_window_read(value unit)
+{
+  (void)unit;
+  free(window_roots);
+  window_roots = NULL;
+  return Val_unit;
+}

@@ -13,6 +13,12 @@ external count_full : t array -> int -> int -> int = "weak_test_count_full" [@@n
 external phase : unit -> int = "weak_test_phase" [@@noalloc]
 external defer_clearing : bool -> unit = "weak_test_defer_clearing"
 external delay_scans : int -> int -> unit = "weak_test_delay_scans"
+(* The reading of weak roots in the window, from a slice hook of this
+   domain (weak_stubs.c): armed for the weak roots and the cycles
+   completed so far; how many read full, -1 before the window. *)
+external arm_window_read : t array -> int -> unit = "weak_test_arm_window_read"
+external window_read : unit -> int = "weak_test_window_read" [@@noalloc]
+external disarm_window_read : unit -> unit = "weak_test_disarm_window_read"
 
 let idle = 0 and marking = 1 and cleaning = 2
 
