@@ -156,9 +156,10 @@ static int make_current(struct boxroot_domain *d, pool *p)
 pool *boxroot__domain_refill(struct boxroot_domain *d)
 {
   pool *p = domain_current_pool(d);
+  boxroot__domain_state *state = boxroot__compat_state();
   if (p != NULL) {
     if (marking_thread_fresh(p)) return p;
-    if (domain_collect_remote(d, p, boxroot__compat_state()) > 0
+    if (domain_collect_remote(d, p, state) > 0
         && p->hot.free_list != (void **)p) return p;
     /* Full: behind every young pool that may still have room. */
     ring_remove(&d->young, p);
@@ -169,7 +170,7 @@ pool *boxroot__domain_refill(struct boxroot_domain *d)
        slots rather than take another pool (tunables.h). */
     pool *q = p->prev;
     for (int k = 0; k < BOXROOT_RECLAIM_YOUNG_POOLS && q != p; k++, q = q->prev)
-      if (domain_collect_remote(d, q, boxroot__compat_state()) > 0 && make_current(d, q)) return q;
+      if (domain_collect_remote(d, q, state) > 0 && make_current(d, q)) return q;
   }
   pool *y = d->young;
   if (y != NULL && y != p && pool_has_room(y) && make_current(d, y)) return y;
@@ -181,7 +182,7 @@ pool *boxroot__domain_refill(struct boxroot_domain *d)
   pool *f = d->free;
   if (f != NULL) {
     d->free_count--;
-    boxroot__marking_join(f, d->id, boxroot__compat_state(), JOIN_EMPTY);
+    boxroot__marking_join(f, d->id, state, JOIN_EMPTY);
     if (make_current(d, f)) return f;
   }
   pool *fresh = boxroot__chunk_alloc_pool();
@@ -192,7 +193,7 @@ pool *boxroot__domain_refill(struct boxroot_domain *d)
   for (int i = 0; i < DELAYED_WORDS; i++) boxroot__store(&fresh->delayed_bits[i], 0, SEQ_CST);
   pool_set_class(fresh, CLASS_NONE);
   pool_set_owner(fresh, d->id, d->key);
-  boxroot__marking_join(fresh, d->id, boxroot__compat_state(), JOIN_EMPTY);
+  boxroot__marking_join(fresh, d->id, state, JOIN_EMPTY);
   make_current(d, fresh); /* a fresh pool always has room */
   return fresh;
 }

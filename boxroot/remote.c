@@ -21,6 +21,7 @@
           exchange(pending, 1) == 0:   C3 for each w with bits[w] != 0:
      D3   store(owner's delayed_flag, 1)     b = exchange(bits[w], 0),
                                              free the slots of b
+   (C1 inline in remote.h, C2 and C3 in boxroot__remote_collect.)
    Who publishes when:
    - Purely remote: each deletion publishes its own slot at once.
    - Remote-domain: the deleting domain gathers its deletions in its
@@ -305,9 +306,10 @@ void boxroot__delete_remote(boxroot r, void const *key)
   delete_not_local((void **)r, key, 0);
 }
 
-int boxroot__remote_free_delayed(pool *p, boxroot__domain_state *barrier_state)
+/* After C1 (boxroot__remote_free_delayed, remote.h) found a deletion
+   pending. */
+int boxroot__remote_collect(pool *p, boxroot__domain_state *barrier_state)
 {
-  if (boxroot__load(&p->delayed_pending, SEQ_CST) == 0) return 0;   /* C1 */
   boxroot__exchange(&p->delayed_pending, 0, SEQ_CST);               /* C2 */
   BOXROOT__WINDOW(BOXROOT__AT_REMOTE_COLLECT, pool_owner(p));
   int freed = 0;

@@ -11,8 +11,15 @@
    (domain_collect_remote, domain.h). `barrier_state`: the domain state on
    whose mark stack the deletion barrier darkens the values freed while
    their pool's stamp is not current (marking.c, M3), or NULL
-   (slot-by-slot scans). */
-int boxroot__remote_free_delayed(pool *p, boxroot__domain_state *barrier_state);
+   (slot-by-slot scans). Step C1 inline: the owner asks at every refill
+   of its current pool, for up to BOXROOT_RECLAIM_YOUNG_POOLS + 1 pools,
+   which mostly have no deletion pending. */
+int boxroot__remote_collect(pool *p, boxroot__domain_state *barrier_state);
+static inline int boxroot__remote_free_delayed(pool *p, boxroot__domain_state *barrier_state)
+{
+  if (boxroot__load(&p->delayed_pending, SEQ_CST) == 0) return 0;   /* C1 */
+  return boxroot__remote_collect(p, barrier_state);
+}
 
 /* Domain `id`'s flag (D3, sequentially consistent: store buffering,
    atomics.h), which a deletion in one of its pools raises:
