@@ -225,7 +225,7 @@ def machine_info():
         "kernel": platform.release(),
         "python": platform.python_version(),
         "git_commit": sh(f"git -C {ROOT} rev-parse --short HEAD"),
-        "git_dirty": bool(sh(f"git -C {ROOT} status --porcelain -- boxroot bench")),
+        "git_dirty": bool(sh(f"git -C {ROOT} status --porcelain -- boxroot bench ':(exclude)bench/results'")),
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "loadavg_start": sh("cat /proc/loadavg"),
     }

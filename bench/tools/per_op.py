@@ -130,7 +130,7 @@ def main():
         rows.append(row)
     table = md_table(header, rows)
     commit = sh(f"git -C {ROOT} rev-parse --short HEAD")
-    dirty = " (with uncommitted changes)" if sh(f"git -C {ROOT} status --porcelain -- boxroot bench") else ""
+    dirty = " (with uncommitted changes)" if sh(f"git -C {ROOT} status --porcelain -- boxroot bench ':(exclude)bench/results'") else ""
     text = "\n".join([
         "# Instructions per operation (callgrind)", "",
         f"`PER_OP=1 bench/tools/callgrind.sh` (bench/tools/per_op.py) after "
