@@ -15,7 +15,14 @@ plain C loops against upstream 0.4 in both builds (bench ops, built by
 dune; bench/plain, built as a user without dune builds it), and every
 benchmark against upstream. Paste them over the README's, which says
 which run they come from. The instruction counts come from
-bench/tools/per_op.py (results/per-op/results.md)."""
+bench/tools/per_op.py (results/per-op/results.md).
+
+  bench/tools/readme_tables.py --weak
+
+prints instead the README's table of weak roots ("Weak roots") and the
+numbers of its "Weak roots that report their emptying", from the
+reports of `make bench-weak` (bench/results/weak/results.md, and
+weak-ocaml5.3/ for OCaml 5.3)."""
 import json
 import os
 import sys
@@ -73,7 +80,56 @@ LOOPS = [
 ]
 
 
+def md_rows(path, heading):
+    """The rows of the first table under `heading` in the Markdown file
+    `path`, as lists of cells (header and rule left out)."""
+    with open(path) as f:
+        lines = f.read().split("\n")
+    start = next(i for i, l in enumerate(lines) if l.startswith("## ") and heading in l)
+    rows = []
+    for l in lines[start + 1:]:
+        if l.startswith("## "):
+            break
+        if l.startswith("|"):
+            rows.append([c.strip() for c in l.strip().strip("|").split("|")])
+    return rows[2:]
+
+
+def sig3(x):
+    """Three significant digits, as the README writes times."""
+    x = float(x)
+    return f"{x:#.3g}" if x < 100 else f"{x:.0f}"
+
+
+def weak_tables():
+    r = os.path.join(BENCH, "results")
+    src = os.path.join(r, "weak", "results.md")
+    with open(src) as f:
+        header = f.read().split("\n")[2]
+    out = [f"From {os.path.relpath(src, ROOT)}: {header}", ""]
+    ops = {row[0]: row for row in md_rows(src, "Single operations")}
+    rows = []
+    for label, key in (("create+delete, from OCaml", "create+delete"), ("get, from OCaml", "get"),
+                       ("get, loop timed in C", "get, loop timed in C")):
+        rows.append([label] + [sig3(c) for c in ops[key][1:5]])
+    out.append(md_table(["ns per operation", "strong boxroot", "weak root",
+                         "boxroot + one-element `Weak.t`", "global root + `Weak.t`"], rows))
+    for d in ("weak", "weak-ocaml5.3"):
+        path = os.path.join(r, d, "results.md")
+        if not os.path.exists(path):
+            continue
+        out.append("")
+        out.append(f"{os.path.relpath(path, ROOT)}, notices drained against entries polled "
+                   "(cleaning, ms per cycle; entries removed per cycle):")
+        for row in md_rows(path, "A table of"):
+            out.append(f"- {row[0].split(' (')[0]}, {row[1]} dying: {row[2]} ms, {row[4]} removed")
+    print("\n".join(out))
+    return 0
+
+
 def main():
+    if sys.argv[1:] == ["--weak"]:
+        return weak_tables()
     dirs = sys.argv[1:] or default_dirs()
     runs = []
     for d in dirs:
