@@ -199,6 +199,12 @@ def check_row(label, value, wanted, ok, bound=""):
 # ---------------------------------------------------------------- machine
 
 
+def git_dirty():
+    """Whether the library or the benchmarks differ from HEAD; results
+    written by earlier runs (bench/results) do not count."""
+    return bool(sh(f"git -C {ROOT} status --porcelain -- boxroot bench ':(exclude)bench/results'"))
+
+
 def sh(cmd):
     try:
         return subprocess.run(cmd, shell=True, capture_output=True, text=True,
@@ -225,7 +231,7 @@ def machine_info():
         "kernel": platform.release(),
         "python": platform.python_version(),
         "git_commit": sh(f"git -C {ROOT} rev-parse --short HEAD"),
-        "git_dirty": bool(sh(f"git -C {ROOT} status --porcelain -- boxroot bench ':(exclude)bench/results'")),
+        "git_dirty": git_dirty(),
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "loadavg_start": sh("cat /proc/loadavg"),
     }

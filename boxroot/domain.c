@@ -142,7 +142,7 @@ void boxroot__domain_pool_count_dropped(struct boxroot_domain *d, pool *p)
 
 void boxroot__delete_local_slow(struct boxroot__pool_hot *hot)
 {
-  boxroot__domain_pool_count_dropped(&boxroot__domains[boxroot__load(&boxroot__pool_shared(hot)->owner, RELAXED)], (pool *)hot);
+  boxroot__domain_pool_count_dropped(&boxroot__domains[boxroot__pool_owner_locked(hot)], (pool *)hot);
 }
 
 static int make_current(struct boxroot_domain *d, pool *p)

@@ -33,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.dirname(HERE)
 ROOT = os.path.dirname(BENCH)
 sys.path.insert(0, BENCH)
-from harness import md_table, sh  # noqa: E402
+from harness import git_dirty, md_table, sh  # noqa: E402
 
 N = 1_000_000
 # (label, which build, program, arguments)
@@ -130,7 +130,7 @@ def main():
         rows.append(row)
     table = md_table(header, rows)
     commit = sh(f"git -C {ROOT} rev-parse --short HEAD")
-    dirty = " (with uncommitted changes)" if sh(f"git -C {ROOT} status --porcelain -- boxroot bench ':(exclude)bench/results'") else ""
+    dirty = " (with uncommitted changes)" if git_dirty() else ""
     text = "\n".join([
         "# Instructions per operation (callgrind)", "",
         f"`PER_OP=1 bench/tools/callgrind.sh` (bench/tools/per_op.py) after "
