@@ -66,7 +66,12 @@ let round r =
     if Weak.get weak i = None then lost.(i / n) <- lost.(i / n) + 1
   done;
   forget hidden;
-  for i = n to 2 * n - 1 do delete roots.(i) done;
+  let misnamed = ref 0 in
+  for i = n to 2 * n - 1 do
+    if get roots.(i) != Obj.repr i then incr misnamed;
+    delete roots.(i)
+  done;
+  check (!misnamed = 0) "round %d: %d of %d modified roots do not hold their new value" r !misnamed n;
   Array.iteri (fun w k -> Printf.printf "round %d, %s: %d of %d values lost\n%!" r ways.(w) k n)
     lost;
   lost

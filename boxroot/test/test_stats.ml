@@ -115,6 +115,13 @@ let () =
   let e = { e with created = n + 1; local = m + 1; moves = 1; young = 1; old = 2;
                    demoted = 1 } in
   ignore (expect "6 (modify moves a root)" e);
+  (* 6b. An old value into C's second root: an old pool may hold it, so
+     the root stays where it is (boxroot_modify, boxroot_internal.h). *)
+  let old_value = values.(0) in
+  let kept = modify roots.(2 * s + 1) old_value in
+  check (kept = roots.(2 * s + 1)) "an old value into an old root moved it";
+  check (Obj.obj (get kept) == old_value) "modified root's value (old value)";
+  ignore (expect "6b (modify keeps a root, old value)" e);
   check (s - m < pool_low_mark ()) "scenario: A must be below the low mark";
   check (s - k >= pool_low_mark () && n - 2 * s >= pool_low_mark ())
     "scenario: B and C must not be below the low mark";

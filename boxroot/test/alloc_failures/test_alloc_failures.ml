@@ -92,19 +92,25 @@ let weak m v ~keep =
   | Some w -> m.weak <- (w, if keep then Some (Obj.repr v) else None) :: m.weak
   | None -> ()
 
-(* Every 7th root to a young value: in an old pool, the root moves. *)
+(* Every 7th root to a young value (in an old pool, the root moves), every
+   11th to the old value it holds (it stays): either may fail only with
+   ENOMEM, and leave its root as it was. *)
 let modify_some m tag =
+  let unchanged s =
+    if Weak.get s.oracle 0 <> Some (get s.r) then
+      problem m "a failed boxroot_modify changed its root";
+    s in
   m.strong <- List.mapi (fun i s ->
-      if i mod 7 <> 0 then s
-      else begin
+      if i mod 7 = 0 then begin
         let young, oracle = watched (tag - i) in
         match made m "boxroot_modify" (modify s.r young) with
         | Some r -> { r; tag = tag - i; oracle }
-        | None ->
-          if Weak.get s.oracle 0 <> Some (get s.r) then
-            problem m "a failed boxroot_modify changed its root";
-          s
-      end) m.strong;
+        | None -> unchanged s
+      end else if i mod 11 = 3 then begin
+        match made m "boxroot_modify" (modify s.r (get s.r)) with
+        | Some r -> { s with r }
+        | None -> unchanged s
+      end else s) m.strong;
   m.weak <- List.mapi (fun i (w, kept) ->
       if i mod 5 <> 0 then (w, kept)
       else begin
