@@ -59,24 +59,34 @@ bool boxroot__modify_slow(boxroot *r, value v)
 {
   int dom = boxroot__locked_domain_or_fail("boxroot_modify: this thread does not hold the OCaml domain lock");
   if (dom < 0) return false;
-  /* A young value into an old pool: move the root to a young pool. */
+  boxroot root = *r;
+  pool *p = pool_of_slot(root);
+  /* A pool whose stamp is not current: the old value may be the only
+     trace of a value that the marker has yet to see (marking.c, M3). */
+  if (BOXROOT__COMPAT_DELETION_BARRIER) boxroot__barrier_modify(root);
+  /* A young value into a pool that is not young: the root moves. An old
+     value moves it up to BOXROOT_OLD_VALUE_MOVES times per minor cycle
+     (boxroot_modify, boxroot_internal.h), also while the pool's stamp
+     is not current (after the barrier above; the deletion that follows
+     is a local one with its own barrier, or a remote one, which never
+     writes the slot) and from another domain (into its own pool, M5);
+     beyond, it stays in place. */
+  bool in_place = pool_class(p) == CLASS_YOUNG;
+  if (!in_place && !boxroot__compat_may_be_young(v)) {
+    struct boxroot__alloc_cursor *c = &boxroot__alloc_cursor[dom];
+    in_place = c->old_value_moves >= BOXROOT_OLD_VALUE_MOVES;
+    if (!in_place) c->old_value_moves++;
+  }
+  if (in_place) {
+    /* Atomic: the owner may be reading the slot (marking.c). */
+    boxroot__store((value *)root, v, RELAXED);
+    return true;
+  }
   boxroot moved = boxroot_create(v);
   if (moved == NULL) return false;
-  boxroot_delete(*r);
+  boxroot_delete(root);
   *r = moved;
   modify_moves[dom]++;
-  return true;
-}
-
-/* boxroot_modify in a pool whose stamp is not current (marking.c, M3):
-   the deletion barrier, then what boxroot_modify does after it. */
-bool boxroot__modify_marking(boxroot *r, value v)
-{
-  boxroot root = *r;
-  boxroot__barrier_modify(root);
-  if (boxroot__compat_may_be_young(v) && pool_class(pool_of_slot(root)) != CLASS_YOUNG)
-    return boxroot__modify_slow(r, v);
-  boxroot__store((value *)root, v, RELAXED);
   return true;
 }
 

@@ -106,9 +106,7 @@ void boxroot__barrier_delete_owned(pool *p, void **slot, void const *key)
   boxroot__delete_local(&p->hot, boxroot__free_entry(slot));
 }
 
-/* boxroot_modify in a pool whose stamp is not current, lock held: the
-   barrier (boxroot__modify_marking, api.c, then does what boxroot_modify
-   does after it). */
+/* boxroot_modify's slow path, lock held (boxroot__modify_slow, api.c). */
 void boxroot__barrier_modify(boxroot root)
 {
   pool *p = pool_of_slot(root);

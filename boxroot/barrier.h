@@ -29,8 +29,8 @@ static inline int barrier_needed_to_collect(boxroot__domain_state *domain_state,
    current: the barrier, then the local deletion. `key`: the owner's. */
 void boxroot__barrier_delete_owned(pool *p, void **slot, void const *key);
 
-/* boxroot_modify's deletion barrier on `root`, in a pool whose stamp is
-   not current (M3, M5), lock held. */
+/* boxroot_modify's deletion barrier on `root` (M3, M5), lock held: none
+   if the root's pool has a current stamp. */
 void boxroot__barrier_modify(boxroot root);
 
 #endif

@@ -183,9 +183,11 @@ static inline bool boxroot_weak_modify(boxroot_weak *w, value v)
 #else
   boxroot_weak root = *w;
   struct boxroot__pool_hot *pool = boxroot__pool_of((boxroot)root);
-  /* As boxroot_modify: only a young value into an old pool moves the
-     root. Overwriting needs no barrier: a weak root keeps nothing alive,
-     so its old value is in no snapshot. */
+  /* Only a young value into an old pool moves the root (boxroot_modify
+     moves a strong one for an old value too, up to a bound): moving a
+     weak root carries its notification along (weak.c, W1). Overwriting
+     needs no barrier: a weak root keeps nothing alive, so its old value
+     is in no snapshot. */
   if (BOXROOT__UNLIKELY(boxroot__compat_locked_domain() < 0)
       || BOXROOT__UNLIKELY(boxroot__load(&boxroot__pool_shared(pool)->cls_word, RELAXED)
                            != BOXROOT__CLASS_BITS(BOXROOT__CLASS_WEAK_YOUNG)

@@ -269,6 +269,8 @@ void boxroot__scan_domain(int id, boxroot__scanner sc, int minor, boxroot__domai
   if (d == NULL) return;
   if (!adoption_deferred_at(minor, darkening)) boxroot__domain_adopt_orphans(d, domain_state, minor);
   if (minor) {
+    /* boxroot_modify's moves of old values (api.c) start again. */
+    boxroot__alloc_cursor[id].old_value_moves = 0;
     struct aging a = { d, domain_state };
     boxroot__marking_age(id, collect_aged, &a);
   }

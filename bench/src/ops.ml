@@ -4,9 +4,11 @@
    - create_delete: create a root (old value), delete the oldest alive;
    - modify_old: set the next root (round robin) to an old value;
    - modify_young: the same with young values, so that a library that
-     keeps young values apart (boxroot moves such a root to a young pool,
-     at most once per minor collection) pays that on the first
-     modification of each root: always when k >= iters.
+     keeps young values apart pays that on the first modification of
+     each root: always when k >= iters. Upstream moves a root out of
+     an old pool at its first modification after a minor collection
+     whatever the value, boxroot up to BOXROOT_OLD_VALUE_MOVES roots per
+     minor cycle (tunables.h), so modify_old pays it too.
    Then, once, plain C loops that keep their roots in C variables, as
    foreign code usually does (ops.c), iters operations each:
    - loop_create_delete: create a root and delete it at once;

@@ -326,7 +326,7 @@ value hazard_round(value roots, value n_v)
   caml_leave_blocking_section();
 #endif
   for (long i = 0; i < n; i++) boxroot_delete(r[i]);
-  /* boxroot_modify may move a root (boxroot.h): the array names it
+  /* boxroot_modify may move a root (api.c): the array names it
      afterwards. Each holds its index, which test_hazard.ml checks. */
   for (long i = n; i < 2 * n; i++) {
     if (!boxroot_modify(&r[i], Val_long(i))) caml_failwith("boxroot_modify");

@@ -14,6 +14,7 @@ open Boxroot_test
 external pool_slots : unit -> int = "stats_pool_slots"
 external fresh_batch : unit -> int = "stats_fresh_batch"
 external pool_low_mark : unit -> int = "stats_pool_low_mark"
+external old_value_moves : unit -> int = "stats_old_value_moves"
 external multicore : unit -> bool = "stats_multicore"
 
 let chunk_bytes = 4 lsl 20 (* CHUNK_SIZE, chunk.c *)
@@ -115,13 +116,15 @@ let () =
   let e = { e with created = n + 1; local = m + 1; moves = 1; young = 1; old = 2;
                    demoted = 1 } in
   ignore (expect "6 (modify moves a root)" e);
-  (* 6b. An old value into C's second root: an old pool may hold it, so
-     the root stays where it is (boxroot_modify, boxroot_internal.h). *)
+  (* 6b. An old value into C's second root: the root moves too, into A
+     (the first of BOXROOT_OLD_VALUE_MOVES such moves in a minor cycle). *)
   let old_value = values.(0) in
-  let kept = modify roots.(2 * s + 1) old_value in
-  check (kept = roots.(2 * s + 1)) "an old value into an old root moved it";
-  check (Obj.obj (get kept) == old_value) "modified root's value (old value)";
-  ignore (expect "6b (modify keeps a root, old value)" e);
+  let moved_old = modify roots.(2 * s + 1) old_value in
+  check (moved_old != roots.(2 * s + 1)) "an old value into an old root: the root stayed";
+  check (Obj.obj (get moved_old) == old_value) "moved root's value (old value)";
+  roots.(2 * s + 1) <- moved_old;
+  let e = { e with created = n + 2; local = m + 2; moves = 2 } in
+  ignore (expect "6b (modify moves a root, old value)" e);
   check (s - m < pool_low_mark ()) "scenario: A must be below the low mark";
   check (s - k >= pool_low_mark () && n - 2 * s >= pool_low_mark ())
     "scenario: B and C must not be below the low mark";
@@ -154,5 +157,27 @@ let () =
   let st = expect "10 (collections with no root)" e in
   check (st.major_slots_scanned - major_slots_before = scans * per_scan)
     "major scans of empty rings scanned slots";
+  (* 11. Old values into old roots: the first BOXROOT_OLD_VALUE_MOVES
+     modifications of a minor cycle move their roots, the others leave
+     them in place; a minor collection starts the count again. *)
+  let budget = old_value_moves () in
+  let olds = Array.init (budget + 10) (fun i -> create values.(i mod n)) in
+  Gc.minor ();
+  let moves0 = (get_stats ()).modify_moves in
+  let moved = ref 0 in
+  Array.iteri (fun i r ->
+      let r' = modify r values.(i mod n) in
+      if r' <> r then incr moved;
+      olds.(i) <- r') olds;
+  check (!moved = budget) "11: %d of %d old roots moved for an old value, expected %d"
+    !moved (Array.length olds) budget;
+  check ((get_stats ()).modify_moves - moves0 = budget) "11: modify_moves counts %d, expected %d"
+    ((get_stats ()).modify_moves - moves0) budget;
+  Gc.minor ();
+  let last = Array.length olds - 1 in
+  let r' = modify olds.(last) values.(0) in
+  check (r' <> olds.(last)) "11: no move after a minor collection";
+  olds.(last) <- r';
+  Array.iter delete olds;
   Boxroot.print_stats ();
   finish "test_stats"

@@ -92,9 +92,10 @@ let weak m v ~keep =
   | Some w -> m.weak <- (w, if keep then Some (Obj.repr v) else None) :: m.weak
   | None -> ()
 
-(* Every 7th root to a young value (in an old pool, the root moves), every
-   11th to the old value it holds (it stays): either may fail only with
-   ENOMEM, and leave its root as it was. *)
+(* Every 7th root to a young value, every 11th to the old value it
+   holds: in an old pool, the modification moves the root either way
+   (the latter up to BOXROOT_OLD_VALUE_MOVES per minor cycle: api.c),
+   and may fail only with ENOMEM, leaving the root as it was. *)
 let modify_some m tag =
   let unchanged s =
     if Weak.get s.oracle 0 <> Some (get s.r) then

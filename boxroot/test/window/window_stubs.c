@@ -196,7 +196,10 @@ value window_hide_and_clear(value roots, value hidden)
     boxroot r = to_root(Field(roots, i));
     caml_modify(&Field(hidden, i), boxroot_get(r));
     if (!boxroot_modify(&r, Val_unit)) caml_failwith("boxroot_modify");
-    /* An immediate never moves a root: r is unchanged. */
+    /* An immediate moves the root out of an old pool up to
+       BOXROOT_OLD_VALUE_MOVES times per minor cycle (api.c): the array
+       names the root afterwards. */
+    Field(roots, i) = (value)r | 1; /* an immediate */
   }
   return Val_unit;
 }
