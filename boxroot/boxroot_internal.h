@@ -103,7 +103,8 @@ extern "C" {
    boxroot_modify subtracts the current stamp from the word: 0 is then a
    young pool with its stamp current, which the subtraction's own flag
    tells, so that modifying a root in a young pool tests no more than its
-   lock and that flag; any other word takes the slow path. */
+   lock and that flag; an old pool takes one compare more, then the new
+   value's youth and the bound on moves (boxroot_modify). */
 #define BOXROOT__CLASS_BITS(cls) ((uintptr_t)(cls))
 /* A pool is "low" when it holds at most BOXROOT__LOW_COUNT roots (about
    half of its slots, see pool.h). A power of two, so that one test in
@@ -309,9 +310,10 @@ void boxroot__delete_other(boxroot r);
    never inlined: a call to a cold function makes its path unlikely,
    which lays the fast path out straight where branch hints alone did not
    (bench/tools/callgrind.sh), without making the library's functions
-   themselves cold, that is optimised for size. It takes the root by value and return it, moved or not, or NULL on failure, rather
-   than take the address of the caller's variable: an address passed to
-   a call would keep that variable in memory for the whole loop around a
+   themselves cold, that is optimised for size. It takes the root by
+   value and returns it, moved or not, or NULL on failure, rather than
+   take the address of the caller's variable: an address passed to a
+   call would keep that variable in memory for the whole loop around a
    boxroot_modify, to be reloaded at every iteration, where a value lets
    it stay in a register. */
 static BOXROOT__COLD_CALL boxroot boxroot__modify_slow_cold(boxroot root, value v)
