@@ -49,8 +49,10 @@ bool boxroot_setup(void)
     boxroot__store(&status, BOXROOT_RUNNING, RELEASE);
   }
   pthread_mutex_unlock(&setup_lock);
-  if (boxroot_status() == BOXROOT_RUNNING) return true;
-  boxroot__fail(ENOTSUP, boxroot_status() == BOXROOT_TORE_DOWN
+  /* Read once: each read may see a later status. */
+  int now = boxroot_status();
+  if (now == BOXROOT_RUNNING) return true;
+  boxroot__fail(ENOTSUP, now == BOXROOT_TORE_DOWN
        ? "boxroot_setup: boxroot was torn down and cannot be set up again"
        : "boxroot_setup: boxroot is in an invalid state");
   return false;
@@ -72,14 +74,13 @@ void boxroot__tear_down(void (*release)(void))
 /* Lock held. */
 bool boxroot__running_or_fail(void)
 {
-  if (boxroot_status() != BOXROOT_RUNNING) {
-    if (boxroot_status() != BOXROOT_NOT_SETUP) {
-      boxroot__fail(ENOTSUP, boxroot_status() == BOXROOT_TORE_DOWN
-           ? "boxroot_create: boxroot was torn down"
-           : "boxroot_create: boxroot is in an invalid state");
-      return false;
-    }
-    if (!boxroot_setup()) return false;
-  }
-  return true;
+  /* Read once: another domain's first creation may set boxroot up
+     between two reads, which then disagree (NOT_SETUP, then RUNNING). */
+  int now = boxroot_status();
+  if (now == BOXROOT_RUNNING) return true;
+  if (now == BOXROOT_NOT_SETUP) return boxroot_setup();
+  boxroot__fail(ENOTSUP, now == BOXROOT_TORE_DOWN
+       ? "boxroot_create: boxroot was torn down"
+       : "boxroot_create: boxroot is in an invalid state");
+  return false;
 }
