@@ -65,12 +65,10 @@ bool boxroot__modify_slow(boxroot *r, value v)
      trace of a value that the marker has yet to see (marking.c, M3). */
   if (BOXROOT__COMPAT_DELETION_BARRIER) boxroot__barrier_modify(root);
   /* A young value into a pool that is not young: the root moves. An old
-     value moves it up to BOXROOT_OLD_VALUE_MOVES times per minor cycle
-     (boxroot_modify, boxroot_internal.h), also while the pool's stamp
-     is not current (after the barrier above; the deletion that follows
-     is a local one with its own barrier, or a remote one, which never
-     writes the slot) and from another domain (into its own pool, M5);
-     beyond, it stays in place. */
+     value too, within this domain's bound (tunables.h), also from
+     another domain or while the stamp is not current: the deletion that
+     follows runs the owner's barrier, or is remote and never writes the
+     slot (M5). */
   bool in_place = pool_class(p) == CLASS_YOUNG;
   if (!in_place && !boxroot__compat_may_be_young(v)) {
     struct boxroot__alloc_cursor *c = &boxroot__alloc_cursor[dom];

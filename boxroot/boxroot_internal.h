@@ -589,14 +589,10 @@ static inline bool boxroot_modify(boxroot *r, value v)
      so it may hold any value; an old pool holds no young value, and a
      young one moves the root to a young pool (at most once per minor
      cycle, since the new pool is young). An old value moves it too, up
-     to BOXROOT_OLD_VALUE_MOVES roots per domain and minor cycle, so
-     that a loop on a few long-lived roots then takes the young pool's
-     path, which tests nothing about the value (bench/plain modify_old:
-     14 instructions per modification on OCaml 5.3, against 18 in place
-     and upstream's 15); beyond, it stays in place, so that modifying
-     many old roots does not move them all (bench ops modify_old,
-     10^6 roots). The deletion barrier (marking.c): a pool whose stamp
-     is not current fails the first compare. */
+     to a bound per domain and minor cycle (tunables.h says why:
+     BOXROOT_OLD_VALUE_MOVES), then stays in place. The deletion barrier
+     (marking.c): a pool whose stamp is not current fails the first
+     compare. */
   boxroot root = *r; /* read once: the atomic loads below would force a reload */
   struct boxroot__pool_shared *shared = boxroot__pool_shared(boxroot__pool_of(root));
   if (BOXROOT__UNLIKELY(boxroot__compat_locked_domain() < 0))
