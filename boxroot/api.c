@@ -33,6 +33,14 @@ void boxroot_teardown(void)
 
 boxroot boxroot__create_slow(value v)
 {
+  /* The usual way here: this thread holds the lock, knows where its
+     domain's current pool is kept, and that pool is full. A current pool
+     means that boxroot runs and the domain state is this incarnation's
+     (the teardown and a termination reset the cursors). */
+  if (boxroot__compat_cursor_known()) {
+    pool *p = boxroot__domain_refill_next(boxroot__compat_held_domain());
+    if (p != NULL) return boxroot__pool_take(&p->hot, v);
+  }
   int dom = boxroot__locked_domain_or_fail("boxroot_create: this thread does not hold the OCaml domain lock");
   if (dom < 0) return NULL;
   if (!boxroot__running_or_fail()) return NULL;

@@ -72,6 +72,7 @@ struct boxroot_domain *boxroot__domain_get(int id)
     d->id = id;
     d->incarnation = incarnation;
     d->terminated = 0;
+    d->empty_young = 0;
     /* Room for the stamp above the key (boxroot_internal.h). */
     BOXROOT__ASSERT(((uintptr_t)own_key(id) & ~BOXROOT__KEY_MASK) == 0);
   }
@@ -115,34 +116,60 @@ static void place(struct boxroot_domain *d, pool *p, int cls)
   }
 }
 
-void boxroot__domain_pool_count_dropped(struct boxroot_domain *d, pool *p)
+/* Young pool `p`, which has room, among the next ones to allocate from:
+   the pools with room sit together right after the current pool, where
+   boxroot__domain_refill takes them in order (domain.h). */
+static void put_next(struct boxroot_domain *d, pool *p, pool *current)
 {
-  pool *current = domain_current_pool(d);
-  if (p == current) {
+  if (current == NULL || p->prev == current) return;
+  ring_remove(&d->young, p);
+  ring_insert(&d->young, p, 1);
+  ring_remove(&d->young, current);
+  ring_insert(&d->young, current, 1);
+}
+
+static inline void count_dropped(struct boxroot_domain *d, pool *p)
+{
+  int count = pool_alloc_count(p);
+  if (count >= POOL_LOW_MARK) return;
+  if (pool_class(p) == CLASS_YOUNG) {
+    /* Already among the pools with room, behind another one or the
+       current pool: so is each pool as a batch of roots is deleted in
+       the order it was created, its predecessor emptied first. */
+    int placed = pool_alloc_count(p->prev) < POOL_LOW_MARK;
+    if (count > 0 && placed) return;
+    pool *current = domain_current_pool(d);
     /* Keep the current pool as it is, even empty: resetting it here
        would make the next creation thread fresh slots again, at every
        emptying (once per call for function-local roots). The next scan
        resets the cursor and then frees or resets the pool (place). */
-    return;
-  }
-  if (pool_alloc_count(p) == 0) {
-    release_free_pool(d, p);
-  } else if (pool_alloc_count(p) < POOL_LOW_MARK) {
-    if (pool_class(p) == CLASS_OLD) {
-      move_to(d, p, CLASS_OLD, 1);
-    } else if (pool_class(p) == CLASS_YOUNG && current != NULL) {
-      /* Right after the current pool: the next one to allocate from. */
-      ring_remove(&d->young, p);
-      ring_insert(&d->young, p, 1);
-      ring_remove(&d->young, current);
-      ring_insert(&d->young, current, 1);
+    if (p == current) return;
+    /* An emptied young pool stays listed and on the young ring until it
+       is current again or the next scan: refilling from it then leaves
+       and joins no directory (M0) and takes no free ring. */
+    if (count == 0) {
+      if (d->empty_young >= BOXROOT_FREE_POOLS_KEPT) {
+        release_free_pool(d, p);
+        return;
+      }
+      d->empty_young++;
     }
+    if (!placed) put_next(d, p, current);
+  } else if (count == 0) { /* the current pool is young (domain.h) */
+    release_free_pool(d, p);
+  } else if (pool_class(p) == CLASS_OLD) {
+    move_to(d, p, CLASS_OLD, 1);
   }
+}
+
+void boxroot__domain_pool_count_dropped(struct boxroot_domain *d, pool *p)
+{
+  count_dropped(d, p);
 }
 
 void boxroot__delete_local_slow(struct boxroot__pool_hot *hot)
 {
-  boxroot__domain_pool_count_dropped(&boxroot__domains[boxroot__pool_owner_locked(hot)], (pool *)hot);
+  count_dropped(&boxroot__domains[boxroot__pool_owner_locked(hot)], (pool *)hot);
 }
 
 static int make_current(struct boxroot_domain *d, pool *p)
@@ -153,27 +180,60 @@ static int make_current(struct boxroot_domain *d, pool *p)
   return 1;
 }
 
+pool *boxroot__domain_refill_next(int id)
+{
+  pool *p = (pool *)boxroot__alloc_cursor[id].pool;
+  /* No current pool: before the domain's first root, after a scan, a
+     termination or the teardown (each resets the cursor). */
+  if (p == (pool *)&boxroot__empty_pool) return NULL;
+  if (p->hot.free_list != (void **)p) return p;
+  /* Fresh slots to thread, or delayed frees that may be collected: the
+     general path. */
+  if (p->fresh < pool_end(p) || boxroot__load(remote_owner_flag(id), SEQ_CST)) return NULL;
+  pool *next = p->next;
+  if (next->hot.free_list == (void **)next) return NULL; /* also when next == p */
+  /* As boxroot__domain_refill does: the ring turns by one. */
+  struct boxroot_domain *d = &boxroot__domains[id];
+  d->young = next;
+  d->empty_young -= pool_alloc_count(next) == 0;
+  pool_set_count_bias(p, 0);
+  pool_set_count_bias(next, CURRENT_POOL_COUNT_BIAS);
+  boxroot__alloc_cursor[id].pool = &next->hot;
+  return next;
+}
+
 pool *boxroot__domain_refill(struct boxroot_domain *d)
 {
   pool *p = domain_current_pool(d);
-  boxroot__domain_state *state = boxroot__compat_state();
   if (p != NULL) {
     if (marking_thread_fresh(p)) return p;
-    if (domain_collect_remote(d, p, state) > 0
+    /* A pool holds delayed frees only once its owner's flag is raised
+       (remote.c, D3), until the next scan collects them: with the flag
+       down, none of these pools has any to give back. A deletion that
+       raises it meanwhile is collected by that scan. */
+    int remote = boxroot__load(remote_owner_flag(d->id), SEQ_CST);
+    if (remote && domain_collect_remote(d, p, boxroot__compat_state()) > 0
         && p->hot.free_list != (void **)p) return p;
-    /* Full: behind every young pool that may still have room. */
-    ring_remove(&d->young, p);
-    ring_insert(&d->young, p, 0);
+    /* Full: behind every young pool that may still have room. It heads
+       the ring (domain.h): the ring turns by one. */
+    BOXROOT__ASSERT(d->young == p);
+    d->young = p->next;
     domain_reset_cursor(d->id);
     /* Roots handed to other domains come back as delayed frees, mostly
        in the pools filled last (just before p on the ring): reuse those
        slots rather than take another pool (tunables.h). */
     pool *q = p->prev;
-    for (int k = 0; k < BOXROOT_RECLAIM_YOUNG_POOLS && q != p; k++, q = q->prev)
-      if (domain_collect_remote(d, q, state) > 0 && make_current(d, q)) return q;
+    for (int k = 0; remote && k < BOXROOT_RECLAIM_YOUNG_POOLS && q != p; k++, q = q->prev)
+      if (domain_collect_remote(d, q, boxroot__compat_state()) > 0 && make_current(d, q)) return q;
   }
   pool *y = d->young;
-  if (y != NULL && y != p && pool_has_room(y) && make_current(d, y)) return y;
+  if (y != NULL && y != p && pool_has_room(y)) {
+    int was_empty = pool_alloc_count(y) == 0;
+    if (make_current(d, y)) {
+      d->empty_young -= was_empty;
+      return y;
+    }
+  }
   pool *o = d->old;
   if (o != NULL && pool_alloc_count(o) < POOL_LOW_MARK && make_current(d, o)) {
     d->stats.pools_demoted++;
@@ -182,7 +242,7 @@ pool *boxroot__domain_refill(struct boxroot_domain *d)
   pool *f = d->free;
   if (f != NULL) {
     d->free_count--;
-    boxroot__marking_join(f, d->id, state, JOIN_EMPTY);
+    boxroot__marking_join(f, d->id, boxroot__compat_state(), JOIN_EMPTY);
     if (make_current(d, f)) return f;
   }
   pool *fresh = boxroot__chunk_alloc_pool();
@@ -193,7 +253,7 @@ pool *boxroot__domain_refill(struct boxroot_domain *d)
   for (int i = 0; i < DELAYED_WORDS; i++) boxroot__store(&fresh->delayed_bits[i], 0, SEQ_CST);
   pool_set_class(fresh, CLASS_NONE);
   pool_set_owner(fresh, d->id, d->key);
-  boxroot__marking_join(fresh, d->id, state, JOIN_EMPTY);
+  boxroot__marking_join(fresh, d->id, boxroot__compat_state(), JOIN_EMPTY);
   make_current(d, fresh); /* a fresh pool always has room */
   return fresh;
 }
@@ -203,6 +263,8 @@ pool *boxroot__domain_detach_ring(struct boxroot_domain *d, int cls)
   pool **ring = domain_ring(d, cls);
   pool *head = *ring;
   *ring = NULL;
+  /* Its caller places every pool again (place): the empty ones go. */
+  if (cls == CLASS_YOUNG) d->empty_young = 0;
   if (head == NULL) return NULL;
   /* The young ring holds the current pool at its head, then the pools
      that filled up, in the order they filled (boxroot__domain_refill moves a full
@@ -265,6 +327,7 @@ static void orphan_all(struct boxroot_domain *d)
       ring_insert(to, p, 0);
     }
   }
+  d->empty_young = 0;
   boxroot__store(&orphans_present, orphan_young != NULL || orphan_old != NULL, SEQ_CST);
   pthread_mutex_unlock(&domains_lock);
 }

@@ -66,9 +66,17 @@
      the bias.
    - Old pools with fewer than POOL_LOW_MARK roots come first in the old
      ring, so the head tells whether a pool can be demoted.
+   - Young pools that became low or empty since the last scan sit right
+     after the current pool, where boxroot__domain_refill takes them in
+     order (a young orphan adopted by a scan may break the order until
+     the scan places it).
    - A pool with no root is on the free ring or back in the chunk
      allocator, except the current pool, which stays current until the
-     next scan. */
+     next scan, and at most BOXROOT_FREE_POOLS_KEPT young pools emptied
+     since the last scan (`empty_young` counts them), which stay on the
+     young ring, listed (marking.c, M0), until they are current again or
+     the next scan places them: emptying and refilling a pool then leaves
+     and joins no directory. */
 #ifndef BOXROOT_DOMAIN_H
 #define BOXROOT_DOMAIN_H
 
@@ -92,6 +100,7 @@ struct boxroot_domain {
                           this id; 0: never used */
   pool *young, *old, *free;
   int free_count;
+  int empty_young;  /* young pools with no root, other than the current one (above) */
   struct domain_stats stats;
 };
 
@@ -129,6 +138,11 @@ static inline void domain_set_cursor(int id, pool *p)
 
 /* Makes the current pool one with a free slot. NULL if out of memory. */
 pool *boxroot__domain_refill(struct boxroot_domain *d);
+/* The usual case of boxroot__domain_refill, for a thread that holds
+   domain `id`'s lock: the current pool is full and the next pool on the
+   young ring has free slots, which becomes current. NULL if it is not
+   that case (then boxroot__domain_refill). */
+pool *boxroot__domain_refill_next(int id);
 /* After `p`'s count dropped (local delete or collected delayed frees):
    moves it to the ring its occupancy calls for. */
 void boxroot__domain_pool_count_dropped(struct boxroot_domain *d, pool *p);

@@ -15,6 +15,7 @@ external pool_slots : unit -> int = "stats_pool_slots"
 external fresh_batch : unit -> int = "stats_fresh_batch"
 external pool_low_mark : unit -> int = "stats_pool_low_mark"
 external old_value_moves : unit -> int = "stats_old_value_moves"
+external free_pools_kept : unit -> int = "stats_free_pools_kept"
 external multicore : unit -> bool = "stats_multicore"
 
 let chunk_bytes = 4 lsl 20 (* CHUNK_SIZE, chunk.c *)
@@ -179,5 +180,44 @@ let () =
   check (r' <> olds.(last)) "11: no move after a minor collection";
   olds.(last) <- r';
   Array.iter delete olds;
+  (* 12. Young pools emptied before any collection stay young (listed,
+     no free ring) and are the next ones filled: creating as many roots
+     again takes no other pool. At most BOXROOT_FREE_POOLS_KEPT of them
+     besides the current pool; the others go as before. The loops below
+     do not allocate: no collection empties the young ring meanwhile. *)
+  Gc.minor ();
+  let young_batch pools =
+    let minors = gc_minors () in
+    let rs = Array.init (pools * s) (fun i -> create values.(i mod n)) in
+    check (gc_minors () = minors) "12: a collection ran while creating roots";
+    rs in
+  let rs = young_batch 3 in
+  let st0 = get_stats () in
+  check (st0.pools_young = 3) "12: %d young pools for 3 pools of roots" st0.pools_young;
+  Array.iter delete rs;
+  ignore (check_invariants ());
+  let st1 = get_stats () in
+  check (st1.pools_young = 3 && st1.pools_free = st0.pools_free)
+    "12: emptied young pools: %d young, %d free (before: %d free)"
+    st1.pools_young st1.pools_free st0.pools_free;
+  let rs = young_batch 3 in
+  let st2 = get_stats () in
+  check (st2.pools_young = 3 && st2.pools_free = st0.pools_free
+         && st2.pools_handed_out = st0.pools_handed_out)
+    "12: refilled: %d young, %d free, %d pools handed out (before: %d free, %d)"
+    st2.pools_young st2.pools_free st2.pools_handed_out st0.pools_free st0.pools_handed_out;
+  Array.iter delete rs;
+  let kept = free_pools_kept () in
+  let rs = young_batch (kept + 3) in
+  Array.iter delete rs;
+  ignore (check_invariants ());
+  let st3 = get_stats () in
+  check (st3.pools_young = kept + 1)
+    "12: %d young pools after emptying %d, expected %d (the current one and %d kept)"
+    st3.pools_young (kept + 3) (kept + 1) kept;
+  Gc.minor ();
+  let st4 = get_stats () in
+  check (st4.pools_young = 0 && st4.slots_in_use = 0)
+    "12: after a minor collection: %d young pools, %d slots in use" st4.pools_young st4.slots_in_use;
   Boxroot.print_stats ();
   finish "test_stats"
