@@ -31,7 +31,9 @@
 /* Empty pools a domain keeps before giving them back to the chunk
    allocator, to absorb a burst of creations after a collection without
    taking the chunk lock. 0 costs create+delete 21-23% at 10^5..10^6 roots;
-   2, 8 and 32 do not differ. */
+   2, 8 and 32 do not differ. Also the young pools emptied since the last
+   scan that a domain keeps listed on its young ring (domain.h), so that
+   batches of roots created and then deleted reuse them directly. */
 #ifndef BOXROOT_FREE_POOLS_KEPT
 #define BOXROOT_FREE_POOLS_KEPT 8
 #endif
