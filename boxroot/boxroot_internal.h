@@ -540,15 +540,18 @@ static inline void boxroot_delete(boxroot r)
      inlined boxroot_create (one instruction more, bench/plain). */
   __asm__("" : "+r"(entry));
 #endif
-  /* The entry is in the slot's pool: a pool's first slot is not its
-     first word. */
-  struct boxroot__pool_hot *pool = boxroot__pool_of((boxroot)entry);
+  /* The pool from the root and, below, the root rebuilt from its entry
+     on the cold path: nothing but the entry and the pool then stays
+     live, and GCC masks the root in place instead of a copy of the
+     entry (bench ops' C loop of batches, OCaml 4.14: 36.06 -> 35.06
+     instructions per pair). */
+  struct boxroot__pool_hot *pool = boxroot__pool_of(r);
   if (BOXROOT__LIKELY(boxroot__deletes_locally(boxroot__pool_shared(pool)))) {
     boxroot__delete_local(pool, entry);
   } else {
     /* A remote deletion, or the owner's deletion in a pool whose stamp
        is not current (marking.c). */
-    boxroot__delete_other_cold(r);
+    boxroot__delete_other_cold((boxroot)boxroot__free_slot(entry));
   }
 #endif
 }

@@ -147,7 +147,9 @@ static long scan_ring(struct boxroot_domain *d, int cls, int new_cls,
     after = p->next;
     if (after != NULL) prefetch_pool(after, SCAN_PREFETCH_SLOTS);
     domain_collect_remote(d, p, barrier_state);
-    scanned += scan_pool(p, sc, kind);
+    /* An empty pool holds no value: the young ring keeps a few until
+       this scan (domain.h). */
+    if (pool_alloc_count(p) > 0) scanned += scan_pool(p, sc, kind);
     boxroot__domain_place(d, p, new_cls);
   }
   return scanned;
