@@ -206,7 +206,9 @@ pool *boxroot__domain_refill(struct boxroot_domain *d)
 {
   pool *p = domain_current_pool(d);
   if (p != NULL) {
-    if (marking_thread_fresh(p)) return p;
+    /* Room after all: a thread that did not know the cursor yet (its
+       first creation) comes here whatever the pool holds. */
+    if (p->hot.free_list != (void **)p || marking_thread_fresh(p)) return p;
     /* A pool holds delayed frees only once its owner's flag is raised
        (remote.c, D3), until the next scan collects them: with the flag
        down, none of these pools has any to give back. A deletion that
@@ -357,8 +359,9 @@ void boxroot__domain_adopt_orphans(struct boxroot_domain *d, boxroot__domain_sta
       pool_set_owner(p, d->id, d->key);
       d->stats.pools_adopted++;
       if (pool_alloc_count(p) == 0) {
-        /* The terminated domain's current pool, emptied: only a current
-           pool may be empty on a scanned ring (domain.h). */
+        /* The terminated domain's current pool, emptied, or a young
+           pool it kept empty (domain.h): it holds no value, and its new
+           owner keeps no empty pool on a ring but its own. */
         pool_set_class(p, CLASS_NONE);
         shelve_free_pool(d, p);
         continue;

@@ -43,7 +43,8 @@
      remotely whose deletion is still delayed (remote.c). The count in
      `hot.counts` exceeds it by `hot.count_bias`, which is 0 except in a
      domain's current pool (domain.h). A pool whose
-     count drops to 0 leaves the scanned rings at once. `pool_creations`
+     count drops to 0 leaves the scanned rings at once, or at the next
+     scan for the few young ones a domain keeps (domain.h). `pool_creations`
      counts every slot ever handed out (statistics); pools keep it until
      they go back to the chunk allocator (domain.c).
    - `cls` says which ring of its owner the pool is on (domain.c).

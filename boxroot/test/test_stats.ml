@@ -219,5 +219,22 @@ let () =
   let st4 = get_stats () in
   check (st4.pools_young = 0 && st4.slots_in_use = 0)
     "12: after a minor collection: %d young pools, %d slots in use" st4.pools_young st4.slots_in_use;
+  (* 13. Another thread's first creation in the domain: it finds the
+     current pool (empty, with room) through the slow path, and takes a
+     slot there, not another pool. *)
+  let rs = young_batch 1 in
+  Array.iter delete rs;
+  let st5 = get_stats () in
+  check (st5.pools_young = 1) "13: %d young pools, expected 1 (the current one)" st5.pools_young;
+  let in_thread = ref (-1) in
+  let t = Thread.create (fun () ->
+      let r = create values.(0) in
+      in_thread := (get_stats ()).pools_young;
+      ignore (check_invariants ());
+      delete r) () in
+  Thread.join t;
+  (* A minor collection meanwhile would leave one young pool too. *)
+  check (!in_thread = 1) "13: another thread's first root took another pool (%d young pools)"
+    !in_thread;
   Boxroot.print_stats ();
   finish "test_stats"
