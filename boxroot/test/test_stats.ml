@@ -219,6 +219,10 @@ let () =
   let st4 = get_stats () in
   check (st4.pools_young = 0 && st4.slots_in_use = 0)
     "12: after a minor collection: %d young pools, %d slots in use" st4.pools_young st4.slots_in_use;
+  (* An empty pool holds no value: the minor scan reads none of its slots. *)
+  check (st4.minor_slots_scanned = st3.minor_slots_scanned)
+    "12: the minor scan read %d slots of empty pools"
+    (st4.minor_slots_scanned - st3.minor_slots_scanned);
   (* 13. Another thread's first creation in the domain: it finds the
      current pool (empty, with room) through the slow path, and takes a
      slot there, not another pool. *)
