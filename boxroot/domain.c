@@ -196,9 +196,7 @@ pool *boxroot__domain_refill_next(int id)
   struct boxroot_domain *d = &boxroot__domains[id];
   d->young = next;
   d->empty_young -= pool_alloc_count(next) == 0;
-  pool_set_count_bias(p, 0);
-  pool_set_count_bias(next, CURRENT_POOL_COUNT_BIAS);
-  boxroot__alloc_cursor[id].pool = &next->hot;
+  domain_set_cursor(id, next);
   return next;
 }
 

@@ -37,12 +37,13 @@ static void check_pool(pool *p)
 /* domain.h: each ring is a well-linked circle of pools of its class owned
    by `d`; old pools with few roots come first; on a scanned ring, only the
    current pool and the young ring's counted empty pools may be empty; the
-   free ring counts its pools. Returns the ring's length, or for the young
-   ring its empty pools other than the current one. */
-static int check_ring(struct boxroot_domain *d, int cls, pool *current)
+   free ring counts its pools. Returns the ring's length; `*empty`: its
+   empty pools other than the current one. */
+static int check_ring(struct boxroot_domain *d, int cls, pool *current, int *empty)
 {
   pool *head = *domain_ring(d, cls);
-  int length = 0, seen_high = 0, empty = 0;
+  int length = 0, seen_high = 0;
+  *empty = 0;
   if (head == NULL) return 0;
   pool *p = head;
   do {
@@ -54,8 +55,7 @@ static int check_ring(struct boxroot_domain *d, int cls, pool *current)
     CHECK(boxroot__directory_check_listed(p, d->id, cls != CLASS_FREE));
     check_pool(p);
     int count = pool_alloc_count(p);
-    if (cls == CLASS_OLD) CHECK(count > 0);
-    if (cls == CLASS_YOUNG && p != current && count == 0) empty++;
+    if (p != current && count == 0) ++*empty;
     if (cls == CLASS_FREE) CHECK(count == 0);
     if (cls == CLASS_OLD) {
       if (count >= POOL_LOW_MARK) seen_high = 1;
@@ -64,7 +64,7 @@ static int check_ring(struct boxroot_domain *d, int cls, pool *current)
     length++;
     p = p->next;
   } while (p != head);
-  return cls == CLASS_YOUNG ? empty : length;
+  return length;
 }
 
 void boxroot__check_domain(struct boxroot_domain *d)
@@ -72,10 +72,12 @@ void boxroot__check_domain(struct boxroot_domain *d)
   if (d == NULL) return;
   pool *current = domain_current_pool(d);
   if (current != NULL) CHECK(d->young == current);
-  CHECK(check_ring(d, CLASS_YOUNG, current) == d->empty_young);
-  CHECK(d->empty_young <= BOXROOT_FREE_POOLS_KEPT);
-  check_ring(d, CLASS_OLD, current);
-  CHECK(check_ring(d, CLASS_FREE, current) == d->free_count);
+  int empty;
+  check_ring(d, CLASS_YOUNG, current, &empty);
+  CHECK(empty == d->empty_young && d->empty_young <= BOXROOT_FREE_POOLS_KEPT);
+  check_ring(d, CLASS_OLD, current, &empty);
+  CHECK(empty == 0);
+  CHECK(check_ring(d, CLASS_FREE, current, &empty) == d->free_count);
   CHECK(d->free_count <= BOXROOT_FREE_POOLS_KEPT);
 }
 

@@ -56,8 +56,8 @@
      stop-the-world section).
    - D3 tells the owner that an old pool needs collecting (young pools are
      collected at every minor scan and, the last few filled, when the
-     owner needs room while its flag is raised: domain.c; on OCaml 4.14 every pool at every major
-     scan). A deleter may read a stale owner if the pool was orphaned
+     owner needs room while its flag is raised: domain.c; on OCaml 4.14
+     every pool at every major scan). A deleter may read a stale owner if the pool was orphaned
      meanwhile; the adopting domain then sets its own flag (domain.c),
      and in any case every pool is collected within a bounded number of
      cycles: on OCaml 5 by the aging hand of the owner's minor scans
