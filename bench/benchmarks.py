@@ -66,8 +66,9 @@ class Context:
     """What a section or chart reads: this run's aggregates, the paper's
     figures, and the machine."""
 
-    def __init__(self, agg, paper, paper_col, cores):
+    def __init__(self, agg, paper, paper_col, cores, ocaml="?"):
         self.agg, self.paper, self.paper_col, self.cores = agg, paper, paper_col, cores
+        self.ocaml = ocaml
 
     def med(self, bench, case, impl, metric):
         m = self.agg.get((bench, case, impl), {}).get(metric)
@@ -263,10 +264,42 @@ class GlobalRootsChart(Benchmark):
 
 
 # What bounds local_roots' ratios to upstream (bench/README.md, "Goals"):
-# instructions per call at depth 1, ours against upstream's.
-LOCAL_ROOTS_VS_UPSTREAM_BOUND = {
-    "caller": "instructions per call, depth 1: 288 vs 302 (callgrind, OCaml 5.5)",
-    "callee": "instructions per call, depth 1: 351 vs 377 (callgrind, OCaml 5.5)"}
+# the instructions of a call at the same depth, ours against upstream's,
+# on the same OCaml version, from bench/tools/per_op.py's table of the
+# timed sections (bench/results/per-op/results.md).
+PER_OP_RESULTS = os.path.join(HERE, "results", "per-op", "results.md")
+
+
+def per_op_counts(ocaml_version, label, path=PER_OP_RESULTS):
+    """(boxroot, upstream, commit) of the per-op table's row `label` for
+    this OCaml version, or None if the table has no such row or column."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return None
+    commit = text.split("commit ", 1)[1].split(",", 1)[0] if "commit " in text else "?"
+    header = None
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells and cells[0] == "operation":
+            header = cells
+        elif header and cells[0] == label:
+            try:
+                i = header.index(f"{ocaml_version} boxroot")
+                return float(cells[i]), float(cells[i + 1]), commit
+            except (ValueError, IndexError):
+                return None
+    return None
+
+
+def local_roots_bound(ocaml_version, variant, depth):
+    counts = per_op_counts(ocaml_version, f"local_roots, {variant}-roots: per call, depth {depth}")
+    if counts is None:
+        return ""
+    ours, theirs, commit = counts
+    return (f"instructions per call: {ours:.0f} vs {theirs:.0f} "
+            f"(callgrind, OCaml {ocaml_version}, commit {commit})")
 
 
 class LocalRoots(Benchmark):
@@ -299,7 +332,7 @@ class LocalRoots(Benchmark):
             for disc in ("caller", "callee"):
                 out.append(check_row(f"local_roots depth {d}: boxroot-{disc} / upstream-{disc}",
                                      r(f"boxroot-{disc}", f"upstream-{disc}"), "≤ 0.95",
-                                     lambda v: v <= 0.95, LOCAL_ROOTS_VS_UPSTREAM_BOUND[disc]))
+                                     lambda v: v <= 0.95, local_roots_bound(ctx.ocaml, disc, d)))
             # Caller-roots pay one create+delete per call where local roots
             # pay a few stores: the pair, timed alone in the same run (ops).
             pair = ctx.med("ops", "op=loop_create_delete", "boxroot", "ns_per_op")

@@ -82,7 +82,7 @@ def report(data, outdir, charts=True, chart_format="svg"):
     info, cfg = data["machine"], data["config"]
     agg = aggregate(data["records"])
     paper, paper_col = load_paper(info.get("ocaml", "5"))
-    ctx = Context(agg, paper, paper_col, info.get("cores"))
+    ctx = Context(agg, paper, paper_col, info.get("cores"), info.get("ocaml", "?"))
     L = [f"# Benchmark results ({data['mode']})\n"]
     L.append(f"{info['date']} · {info['cpu']} · {info['cores']} cores · OCaml {info['ocaml']} · "
              f"{info['gcc']} · commit {info['git_commit']}{' (dirty)' if info.get('git_dirty') else ''} · "
