@@ -11,6 +11,7 @@
 
 external cpu_ns : unit -> int = "bench_cpu_ns" [@@noalloc]
 external wall_ns : unit -> int = "bench_wall_ns" [@@noalloc]
+external callgrind_toggle : unit -> unit = "bench_callgrind_toggle" [@@noalloc]
 
 (* Arguments are key=value pairs. *)
 let args =
@@ -49,7 +50,9 @@ type measure = { cpu_s : float; wall_s : float; minor : int; major : int }
 let measure f =
   let mi0, ma0 = gc_counts () in
   let c0 = cpu_ns () and w0 = wall_ns () in
+  callgrind_toggle ();
   let r = f () in
+  callgrind_toggle ();
   let c1 = cpu_ns () and w1 = wall_ns () in
   let mi1, ma1 = gc_counts () in
   ( r,

@@ -97,14 +97,9 @@ def count(exe, args, options=()):
 
 
 def timed_count(exe, args):
-    """Instructions of the timed section alone: callgrind collects only
-    inside the harness's `measure` (bench/src/harness.ml), whose symbol
-    is camlHarness__measure_N (OCaml 4.14) or camlHarness.measure_N."""
-    nm = subprocess.run(["nm", exe], capture_output=True, text=True).stdout
-    syms = re.findall(r"\b(camlHarness(?:__|\.)measure_\d+)$", nm, re.M)
-    if len(syms) != 1:
-        raise RuntimeError(f"{exe}: no single harness measure symbol ({syms})")
-    return count(exe, args, [f"--toggle-collect={syms[0]}"])
+    """Instructions of the timed section alone: the harness switches
+    callgrind's collection on and off around it (bench/src/clock.c)."""
+    return count(exe, args, ["--collect-atstart=no"])
 
 
 def per_op(exe, args, impl):
@@ -186,7 +181,8 @@ def main():
         table, "",
         "## The benchmarks' timed sections", "",
         "The instructions of the section that `make bench` times (bench/src/harness.ml's "
-        "`measure`; callgrind's `--toggle-collect`), at small sizes: a whole program would also "
+        "`measure`, which switches callgrind's collection on and off around it: "
+        "`--collect-atstart=no`), at small sizes: a whole program would also "
         "count its start-up and its report, which reads boxroot's statistics after the timed "
         "section. Global-roots benchmarks in millions of instructions; local_roots per call "
         "(200,000 calls). The goals table of bench/run.py cites the local_roots rows "
