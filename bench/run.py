@@ -108,9 +108,11 @@ def report(data, outdir, charts=True, chart_format="svg"):
     if goals:
         L.append("## Goals\n")
         L.append("The goals of bench/README.md (\"Goals\"), checked on the medians of this run; "
-                 "*bound*: the measurement of this run that limits the value, where one "
-                 "does (bench/README.md says why).\n")
-        L.append(md_table(["goal", "value", "wanted", "", "bound"], goals) + "\n")
+                 "*min*: the same ratio of the minimums, and beside the verdict the minimums' "
+                 "where it differs (the run cannot tell those apart); *bound*: the measurement "
+                 "of this run that limits the value, where one does (bench/README.md says "
+                 "why).\n")
+        L.append(md_table(["goal", "value", "min", "wanted", "", "bound"], goals) + "\n")
 
     group = None
     for b in BENCHMARKS:

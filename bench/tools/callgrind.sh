@@ -16,7 +16,11 @@
 # boxroot against upstream, on OCaml 5.5, 5.3 and 4.14 side by side
 # (OCAML_VERSIONS="5.5 5.3" for some; each built first by
 # `OCAML_VERSION=<v> make bench-build`), and writes the table to
-# bench/results/per-op/results.md: bench/tools/per_op.py says how.
+# bench/results/per-op/results.md: bench/tools/per_op.py says how. Its
+# second table counts only the sections that make bench times; the counts
+# above are of whole programs, start-up and reports included (boxroot's
+# statistics, which bench programs read after their timed section, take
+# about a million instructions there).
 set -euo pipefail
 if [ -n "${PER_OP:-}" ]; then
   exec python3 "$(dirname "$0")/per_op.py" "$@"

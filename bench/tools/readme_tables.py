@@ -63,8 +63,12 @@ def cell(agg, bench, case, metric):
 
 
 def ratio_cell(agg, bench, case, metric, num="boxroot", den="upstream"):
-    a, b = med(agg, bench, case, num, metric), med(agg, bench, case, den, metric)
-    return "–" if a is None or b is None or b == 0 else f"{a / b:.2f}"
+    """'ratio of medians (min ratio of minimums)', or '–'."""
+    st = [agg.get((bench, case, i), {}).get(metric) for i in (num, den)]
+    if None in st or st[1]["median"] == 0 or st[1]["min"] == 0:
+        return "–"
+    a, b = st
+    return f"{a['median'] / b['median']:.2f} (min {a['min'] / b['min']:.2f})"
 
 
 LOOPS = [
@@ -161,8 +165,9 @@ def main():
             rows.append([f"{label} ({kind})"] + [cell(agg, bench, case, metric) for _, _, agg in runs])
     out.append(md_table(["loop"] + [f"OCaml {v}" for v in versions], rows))
     out.append("")
-    out.append("Every benchmark, time of boxroot / upstream 0.4 (medians; single operations with "
-               "1 and 10^6 roots alive; local_roots at depths 1 and 1000):")
+    out.append("Every benchmark, time of boxroot / upstream 0.4 (ratio of the medians; of the "
+               "minimums in parentheses; single operations with 1 and 10^6 roots alive; "
+               "local_roots at depths 1 and 1000):")
     out.append("")
     rows = []
     for b in ("perm_count", "synthetic", "globroots"):
