@@ -20,8 +20,11 @@ cancel; N = 10^6. Rows:
   as a user without dune builds them (bench/plain/: ocamlopt over the
   stubs and the library's C files, OCaml's own C flags), the last one
   also with a long-lived root, in an old pool.
-Writes the table to FILE (default bench/results/per-op/results.md) with
-the commands, the commit and the toolchains, and prints it."""
+A second table counts the instructions of the sections that make bench
+times (perm_count, synthetic, globroots at small sizes, local_roots per
+call at every depth), which bench/run.py's goals table cites.
+Writes the tables to FILE (default bench/results/per-op/results.md) with
+the commands, the commit and the toolchains, and prints them."""
 import argparse
 import datetime
 import os
@@ -99,7 +102,12 @@ def count(exe, args, options=()):
 def timed_count(exe, args):
     """Instructions of the timed section alone: the harness switches
     callgrind's collection on and off around it (bench/src/clock.c)."""
-    return count(exe, args, ["--collect-atstart=no"])
+    n = count(exe, args, ["--collect-atstart=no"])
+    if n == 0:
+        raise RuntimeError(f"{exe}: no instruction collected: the benchmarks were built without "
+                           "<valgrind/callgrind.h> (Debian: valgrind), which bench/src/clock.c "
+                           "needs to switch the collection on")
+    return n
 
 
 def per_op(exe, args, impl):
