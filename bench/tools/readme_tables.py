@@ -47,15 +47,19 @@ def load(d):
     return data, aggregate(data["records"])
 
 
-def med(agg, bench, case, impl, metric):
-    m = agg.get((bench, case, impl), {}).get(metric)
-    return None if m is None else m["median"]
+def pair(agg, bench, case, metric, num="boxroot", den="upstream"):
+    """The statistics of num and den, or None if either is missing or a
+    ratio to den would divide by 0."""
+    st = [agg.get((bench, case, i), {}).get(metric) for i in (num, den)]
+    if None in st or st[1]["median"] == 0 or st[1]["min"] == 0:
+        return None
+    return st
 
 
 def cell(agg, bench, case, metric):
     """'boxroot / upstream (ratio; ratio of minimums)' of medians, or '–'."""
-    st = [agg.get((bench, case, i), {}).get(metric) for i in ("boxroot", "upstream")]
-    if None in st or st[1]["median"] == 0 or st[1]["min"] == 0:
+    st = pair(agg, bench, case, metric)
+    if st is None:
         return "–"
     bx, up = st
     return (f"{bx['median']:.2f} / {up['median']:.2f} (**{bx['median'] / up['median']:.2f}**; "
@@ -64,8 +68,8 @@ def cell(agg, bench, case, metric):
 
 def ratio_cell(agg, bench, case, metric, num="boxroot", den="upstream"):
     """'ratio of medians (min ratio of minimums)', or '–'."""
-    st = [agg.get((bench, case, i), {}).get(metric) for i in (num, den)]
-    if None in st or st[1]["median"] == 0 or st[1]["min"] == 0:
+    st = pair(agg, bench, case, metric, num, den)
+    if st is None:
         return "–"
     a, b = st
     return f"{a['median'] / b['median']:.2f} (min {a['min'] / b['min']:.2f})"
