@@ -13,7 +13,7 @@ TEST_EXES := boxroot/test/test_model.exe boxroot/test/test_failures.exe \
 	boxroot/test/test_stats.exe boxroot/test/debug/test_model.exe \
 	boxroot/test/weak/test_weak_model.exe
 
-.PHONY: all build test test-c test-c-53 test-c-414 test-rust test-cpp test-tsan test-asan \
+.PHONY: all build test test-c test-c-53 test-c-414 test-rust test-rust-414 test-cpp test-tsan test-asan \
 	test-valgrind test-debug test-debug-runtime bench-micro-hugepages bench-micro-debug \
 	toolchain clean bench bench-weak bench-full bench-build bench-tune test-package test-install \
 	test-examples test-clients test-matrix test-soak test-clang test-macos test-windows \
@@ -34,7 +34,7 @@ build:
 # build would take a fresh run past 40 minutes.
 # Every suite, one after the other (the first failure stops it), then
 # each one's time.
-TEST_TARGETS := test-c test-c-53 test-c-414 test-debug-runtime test-rust test-cpp test-asan \
+TEST_TARGETS := test-c test-c-53 test-c-414 test-debug-runtime test-rust test-rust-414 test-cpp test-asan \
 	test-valgrind test-package test-install test-examples test-clients test-clang \
 	test-macos test-windows test-aarch64
 test:
@@ -70,6 +70,16 @@ test-rust:
 	$(CARGO_TEST) --manifest-path rust/Cargo.toml -p boxroot && \
 	$(CARGO_TEST) --manifest-path rust/Cargo.toml -p boxroot --features debug --test leaks && \
 	$(CARGO_TEST) --manifest-path rust/interop-test/Cargo.toml
+
+# The same crates on OCaml 4.14 (its lock tracking and where a root's
+# cell lies differ: boxroot/ocaml_compat.h), in a target directory of
+# their own.
+test-rust-414:
+	@unset OCAMLPATH; export OCAML_VERSION=4.14 && $(TOOLCHAIN) && \
+	export CARGO_TARGET_DIR=$(CURDIR)/rust/target/ocaml-4.14 && \
+	cargo test --locked --manifest-path rust/Cargo.toml -p ocaml-boxroot-sys \
+	  --features link-ocaml-runtime-and-dummy-program && \
+	cargo test --locked --manifest-path rust/Cargo.toml -p boxroot
 
 # The Rust crates as packaged (`cargo package`), unpacked outside the
 # repository and built there by a small program, release and debug

@@ -53,9 +53,11 @@ static int in_my_stack(void const *p)
 /* Whether the runtime's own record of the lock holder is this thread.
    systhreads restores, at every acquisition (through any path), the
    holder's top of stack (native code) or its interpreter's exception
-   buffer (bytecode), both in the holder's stack; the other is NULL. */
+   buffer (bytecode), both in the holder's stack; the other is NULL.
+   Before the runtime starts there is no Caml_state, and no holder. */
 static int runtime_says_i_hold_the_lock(void)
 {
+  if (Caml_state == NULL) return 0;
   void const *holder_mark = Caml_state_field(top_of_stack);
   if (holder_mark == NULL) holder_mark = Caml_state_field(external_raise);
   return holder_mark != NULL && in_my_stack(holder_mark);

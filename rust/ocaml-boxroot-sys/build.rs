@@ -184,7 +184,9 @@ fn link_runtime_and_dummy_program(ocaml_where: &Path) {
     println!("cargo:rustc-link-search=native={}", ocaml_where.display());
     println!("cargo:rustc-link-lib=static=boxroot_dummy_program");
     println!("cargo:rustc-link-lib=static=threadsnat");
-    println!("cargo:rustc-link-lib=static=unixnat");
+    // OCaml 5's native unix stubs; OCaml 4.14 has one library, libunix.a.
+    let unix = if ocaml_where.join("libunixnat.a").exists() { "unixnat" } else { "unix" };
+    println!("cargo:rustc-link-lib=static={}", unix);
     println!("cargo:rustc-link-lib=static=asmrun");
     let c_libs = run(Command::new(ocamlopt()).args(["-config-var", "native_c_libraries"]));
     for flag in c_libs.split_whitespace() {

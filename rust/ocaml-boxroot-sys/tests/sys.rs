@@ -66,6 +66,17 @@ fn main() {
         failed: 0,
     };
     unsafe {
+        // Before the runtime starts no thread holds a lock: creation fails
+        // cleanly (OCaml 4.14 once read a Caml_state not yet allocated).
+        c.check(
+            "no lock before the runtime starts",
+            !ext::thread_holds_domain_lock(),
+        );
+        c.check(
+            "create before the runtime starts fails",
+            boxroot_create(val_long(1)).is_none() && error_string().contains("lock"),
+        );
+
         let argv = [b"sys-test\0".as_ptr() as *const c_char, std::ptr::null()];
         caml_startup(argv.as_ptr());
 
