@@ -85,7 +85,7 @@ bool boxroot__modify_slow(boxroot *r, value v)
   }
   if (in_place) {
     /* Atomic: the owner may be reading the slot (marking.c). */
-    boxroot__store((value *)root, v, RELAXED);
+    boxroot__store((value *)boxroot__slot_of(root), v, RELAXED);
     return true;
   }
   boxroot moved = boxroot_create(v);

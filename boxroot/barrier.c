@@ -115,14 +115,14 @@ void boxroot__barrier_modify(boxroot root)
   if (boxroot__owner_word_stamp(owner) != boxroot__current_stamp()) {
     boxroot__domain_state *state = boxroot__compat_state();
     if (boxroot__owner_word_key(owner) == boxroot__compat_lock_key()) {
-      boxroot__barrier_owner(p, (void **)root, state);
+      boxroot__barrier_owner(p, boxroot__slot_of(root), state);
     } else {
       /* Another domain's pool: this root's old value only, so as not to
          read slots that their owner writes; whenever marking is in
          progress, whether or not the owner has darkened its directory
          yet (M5). */
       BOXROOT__WINDOW(BOXROOT__AT_OTHER_DOMAIN_BARRIER, boxroot__compat_domain_id(state));
-      darken_for_another_domain((void **)root, state);
+      darken_for_another_domain(boxroot__slot_of(root), state);
     }
   }
 }

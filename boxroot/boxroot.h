@@ -1,7 +1,7 @@
 /* boxroot: fast movable GC roots for the OCaml foreign-function interface.
 
-   A boxroot is a pointer to a memory cell that holds an OCaml value and
-   that the OCaml GC treats as a root: the value stays alive as long as
+   A boxroot is a handle to a memory cell that holds an OCaml value and
+   that the OCaml GC treats as a root (boxroot_get_ref gives the cell): the value stays alive as long as
    the boxroot does, and the cell is updated when the GC moves the value.
    Unlike a local root, a boxroot can be returned, stored in a foreign
    data structure, moved, and sent to another thread or domain; unlike a
@@ -83,8 +83,9 @@ static inline boxroot boxroot_create(value v);
 
 /* `boxroot_get(r)` is the value held by `r`: a plain, non-rooted value,
    valid until the next allocation or safe point. Needs the domain lock.
-   `boxroot_get_ref(r)` is the address of the cell that holds the value;
-   the GC keeps the cell up to date, so the address stays valid until `r`
+   `boxroot_get_ref(r)` is the address of the cell that holds the value
+   (not always `r` itself: read the cell through these two only); the GC
+   keeps the cell up to date, so the address stays valid until `r`
    is deleted or modified (`boxroot_modify` may move the root). Reading
    through it needs the domain lock; computing it does not. */
 static inline value boxroot_get(boxroot r);

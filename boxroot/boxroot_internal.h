@@ -64,8 +64,9 @@ extern "C" {
 #define BOXROOT__IN_DEBUG_BUILD 0
 #endif
 
-/* Bump BOXROOT__LAYOUT_VERSION whenever a structure below changes. */
-#define BOXROOT__LAYOUT_VERSION 8
+/* Bump BOXROOT__LAYOUT_VERSION whenever a structure below, or what a
+   root points to (boxroot__slot_of), changes. */
+#define BOXROOT__LAYOUT_VERSION 9
 /* The build (above): the debug library's own files are compiled with
    BOXROOT_DEBUG, except debug.c (BOXROOT__DEBUG_IMPLEMENTATION). */
 #if BOXROOT__IN_DEBUG_BUILD
@@ -383,18 +384,24 @@ static inline struct boxroot__pool_shared *boxroot__pool_shared(struct boxroot__
   return (struct boxroot__pool_shared *)((char *)p + BOXROOT__POOL_SHARED_OFFSET);
 }
 
-/* The free list names each free slot by its entry: the address
-   BOXROOT__COMPAT_FREE_BIAS words before the slot (ocaml_compat.h: 1 on
-   OCaml 4.14, 0 on OCaml 5); the pool's own address ends the list. With
-   a bias, boxroot_create writes the slot at offset 8 from the entry it
-   read, and GCC knows that such a store cannot change an 8-byte global
-   (C pointer arithmetic stays within one object, which then holds more
-   than 8 bytes): on OCaml 4.14,
-   the runtime's enter hook and the thread's token that the lock test
-   compares (ocaml_compat.h). A boxroot_delete that follows the creation
-   at once then reuses the creation's lock test instead of reading both
-   again, as a store at offset 0 forced it to (bench/plain, create and
-   delete at once: 28 instructions against upstream's 26, now 25). */
+/* A root is its slot's entry: the address BOXROOT__COMPAT_FREE_BIAS
+   words before the slot (ocaml_compat.h: 1 on OCaml 4.14, 0 on OCaml 5),
+   and the free list links free slots by their entries too; the pool's
+   own address ends the list. boxroot_get_ref adds the bias back.
+   - With a bias, boxroot_create writes the slot at offset 8 from the
+     entry it read, and GCC knows that such a store cannot change an
+     8-byte global (C pointer arithmetic stays within one object, which
+     then holds more than 8 bytes): on OCaml 4.14, the runtime's enter
+     hook and the thread's token that the lock test compares
+     (ocaml_compat.h). A boxroot_delete that follows the creation at once
+     then reuses the creation's lock test instead of reading both again,
+     as a store at offset 0 forced it to (bench/plain, create and delete
+     at once: 28 instructions against upstream's 26, now 25).
+   - The root is the entry, not the slot, so that neither boxroot_create
+     nor boxroot_delete converts one to the other: a root created in one
+     call and deleted in another (local_roots' caller variant, OCaml
+     4.14) took an instruction at each end, one more per call than
+     upstream (bench/tools/per_op.py). */
 static inline void **boxroot__free_slot(void **entry)
 {
   return entry + BOXROOT__COMPAT_FREE_BIAS;
@@ -402,6 +409,15 @@ static inline void **boxroot__free_slot(void **entry)
 static inline void **boxroot__free_entry(void **slot)
 {
   return slot - BOXROOT__COMPAT_FREE_BIAS;
+}
+/* The slot of root `r`, and the root of slot `slot`. */
+static inline void **boxroot__slot_of(boxroot r)
+{
+  return boxroot__free_slot((void **)r);
+}
+static inline boxroot boxroot__root_of(void **slot)
+{
+  return (boxroot)boxroot__free_entry(slot);
 }
 
 /* The link that a free slot holds to the next free slot's entry `next`
@@ -416,14 +432,14 @@ static inline void **boxroot__unlink(void *link)
   return (void **)((uintptr_t)link - BOXROOT__COMPAT_LINK_TAG);
 }
 
-/* A free slot of `pool`, taken off its free list, counted and holding
-   `v`, or NULL if the pool has none. The owner, lock held. `atomic`, a
+/* The entry of a free slot of `pool` (the root, above), taken off its
+   free list, counted and holding `v`, or NULL if the pool has none. The owner, lock held. `atomic`, a
    constant: whether `v` is stored with an atomic store (weak roots, whose
    slots the owner's clearing may read: weak.c) or a plain one. One
    function, not a taker of slots that the callers then fill: split so,
    GCC's register allocation cost bench ops' create+delete an instruction
    on OCaml 4.14 (bench/tools/per_op.py). */
-static inline void **boxroot__pool_take_slot(struct boxroot__pool_hot *pool, value v, int atomic)
+static inline void **boxroot__pool_take_entry(struct boxroot__pool_hot *pool, value v, int atomic)
 {
   void **entry = pool->free_list;
   if (BOXROOT__UNLIKELY(entry == (void **)pool)) return NULL;
@@ -432,14 +448,14 @@ static inline void **boxroot__pool_take_slot(struct boxroot__pool_hot *pool, val
   pool->counts += BOXROOT__ONE_CREATION;
   if (atomic) boxroot__store((value *)slot, v, RELAXED);
   else *(value *)slot = v;
-  return slot;
+  return entry;
 }
 
 /* A free slot of `pool` holding `v`, or NULL if the pool has none. The
    owner, lock held. */
 static inline boxroot boxroot__pool_take(struct boxroot__pool_hot *pool, value v)
 {
-  return (boxroot)boxroot__pool_take_slot(pool, v, 0);
+  return (boxroot)boxroot__pool_take_entry(pool, v, 0);
 }
 
 static inline BOXROOT__DEBUG_ALWAYS_INLINE boxroot boxroot_create(value v)
@@ -462,7 +478,7 @@ static inline value boxroot_get(boxroot r)
 #ifdef BOXROOT_DEBUG
   return boxroot__debug_get(r);
 #else
-  return *(value const *)r;
+  return *(value const *)boxroot__slot_of(r);
 #endif
 }
 
@@ -471,7 +487,7 @@ static inline value const *boxroot_get_ref(boxroot r)
 #ifdef BOXROOT_DEBUG
   return boxroot__debug_get_ref(r);
 #else
-  return (value const *)r;
+  return (value const *)boxroot__slot_of(r);
 #endif
 }
 
@@ -493,8 +509,8 @@ static inline int boxroot__pool_owner_locked(struct boxroot__pool_hot *pool)
   return boxroot__load(&boxroot__pool_shared(pool)->owner, RELAXED);
 }
 
-/* Deletion by the owner (lock held) of the root whose slot's entry is
-   `entry` (boxroot__free_entry). */
+/* Deletion by the owner (lock held) of the root `entry`
+   (boxroot__free_entry). */
 static inline void boxroot__delete_local(struct boxroot__pool_hot *pool, void **entry)
 {
   void **slot = boxroot__free_slot(entry);
@@ -533,25 +549,13 @@ static inline void boxroot_delete(boxroot r)
 #ifdef BOXROOT_DEBUG
   boxroot__debug_delete(r);
 #else
-  void **entry = boxroot__free_entry((void **)r);
-#if BOXROOT__COMPAT_FREE_BIAS && defined(__GNUC__)
-  /* So that GCC computes the entry before the rest, rather than the
-     slot, which it would then have to rebuild from the entry after an
-     inlined boxroot_create (one instruction more, bench/plain). */
-  __asm__("" : "+r"(entry));
-#endif
-  /* The pool from the root and, below, the root rebuilt from its entry
-     on the cold path: nothing but the entry and the pool then stays
-     live, and GCC masks the root in place instead of a copy of the
-     entry (bench ops' C loop of batches, OCaml 4.14: 36.06 -> 35.06
-     instructions per pair). */
   struct boxroot__pool_hot *pool = boxroot__pool_of(r);
   if (BOXROOT__LIKELY(boxroot__deletes_locally(boxroot__pool_shared(pool)))) {
-    boxroot__delete_local(pool, entry);
+    boxroot__delete_local(pool, (void **)r);
   } else {
     /* A remote deletion, or the owner's deletion in a pool whose stamp
        is not current (marking.c). */
-    boxroot__delete_other_cold((boxroot)boxroot__free_slot(entry));
+    boxroot__delete_other_cold(r);
   }
 #endif
 }
@@ -616,7 +620,7 @@ static inline bool boxroot_modify(boxroot *r, value v)
       return boxroot__modify_update(r, boxroot__modify_slow_cold(root, v));
   }
   /* Atomic: the owner may be reading the slot (marking.c). */
-  boxroot__store((value *)root, v, RELAXED);
+  boxroot__store((value *)boxroot__slot_of(root), v, RELAXED);
   return true;
 #endif
 }

@@ -84,13 +84,19 @@ void boxroot__debug_weak_delete(boxroot_weak w);
 #endif
 
 /* A free slot of the weak pool `pool` holding `v`, or NULL if it has
-   none (the owner, lock held). */
+   none (the owner, lock held). A weak root is its slot's entry, as a
+   strong one (boxroot__free_slot, boxroot_internal.h). */
+static inline value *boxroot__weak_slot_of(boxroot_weak w)
+{
+  return (value *)boxroot__slot_of((boxroot)w);
+}
+
 static inline boxroot_weak boxroot__weak_pool_take(struct boxroot__pool_hot *pool, value v)
 {
   /* Atomic: the owner's clearing may read the slot of a root that
      another domain modifies (weak.c); not this fresh one, but the slot
      is written the one way. */
-  return (boxroot_weak)boxroot__pool_take_slot(pool, v, 1);
+  return (boxroot_weak)boxroot__pool_take_entry(pool, v, 1);
 }
 
 static inline BOXROOT__DEBUG_ALWAYS_INLINE boxroot_weak boxroot_weak_create(value v)
@@ -112,7 +118,7 @@ static inline bool boxroot_weak_get(boxroot_weak w, value *out)
 #ifdef BOXROOT_DEBUG
   return boxroot__debug_weak_get(w, out);
 #else
-  value v = boxroot__load((value *)w, RELAXED);
+  value v = boxroot__load(boxroot__weak_slot_of(w), RELAXED);
   /* The flag down: any value but the cleared mark, with two tests
      (weak.c, W4). */
   if (BOXROOT__LIKELY(boxroot__load(&boxroot__weak_barrier, RELAXED) == 0
@@ -157,13 +163,13 @@ static inline void boxroot_weak_delete(boxroot_weak w)
   void const *key = boxroot__compat_lock_key();
   if (BOXROOT__LIKELY(boxroot__owner_word_relaxed(boxroot__pool_shared(pool)).bits
                       == (uintptr_t)key)) {
-    void **slot = (void **)w;
+    void **slot = (void **)boxroot__weak_slot_of(w);
 #if BOXROOT__IN_DEBUG_BUILD
     boxroot__pool_quarantine(pool, slot);
 #else
     /* Atomic, as every write of a weak slot (above). */
     boxroot__store(slot, boxroot__link(pool->free_list), RELAXED);
-    pool->free_list = boxroot__free_entry(slot);
+    pool->free_list = (void **)w;
 #endif
     uint64_t n = --pool->counts;
     /* Low or empty (boxroot_delete's test): the pool may move. */
@@ -193,7 +199,7 @@ static inline bool boxroot_weak_modify(boxroot_weak *w, value v)
                            != BOXROOT__CLASS_BITS(BOXROOT__CLASS_WEAK_YOUNG)
                            && boxroot__compat_is_young(v)))
     return boxroot__weak_modify_slow(w, v);
-  boxroot__store((value *)root, v, RELAXED);
+  boxroot__store(boxroot__weak_slot_of(root), v, RELAXED);
   return true;
 #endif
 }

@@ -34,7 +34,7 @@ static inline void debug_check_remote_delete(pool *p, uintptr_t *word, uintptr_t
   if (already != 0) {
     void **slot = &p->slots[(word - p->delayed_bits) * 8 * sizeof(uintptr_t)
                             + __builtin_ctzl(already)];
-    boxroot__debug_misuse("boxroot_delete", slot, "root deleted twice: another "
+    boxroot__debug_misuse("boxroot_delete", boxroot__root_of(slot), "root deleted twice: another "
                           "thread's deletion of it is still pending");
   }
 #else
@@ -52,7 +52,7 @@ static inline void debug_check_delayed_frees(pool *p, void **base, uintptr_t bit
   for (; bits != 0; bits &= bits - 1) {
     void **slot = base + __builtin_ctzl(bits);
     if (pool_slot_is_free(p, *slot))
-      boxroot__debug_misuse("boxroot_delete", slot, "root deleted twice: a thread "
+      boxroot__debug_misuse("boxroot_delete", boxroot__root_of(slot), "root deleted twice: a thread "
                            "deleted it while it was already free (found when "
                            "collecting deletions made by other threads)");
   }

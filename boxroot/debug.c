@@ -76,13 +76,13 @@ static int delayed_free_pending(pool *p, void **slot)
    strong one. */
 static void check_slot(char const *op, boxroot r, int weak)
 {
-  void **slot = (void **)r;
+  void **slot = boxroot__slot_of(r);
   if (r == NULL)
     boxroot__debug_misuse(op, r, "NULL is not a root (an unchecked failure of "
                          "boxroot_create?)");
-  if ((uintptr_t)r % sizeof(void *) != 0)
+  if ((uintptr_t)slot % sizeof(void *) != 0)
     boxroot__debug_misuse(op, r, "not a root: misaligned address");
-  switch (boxroot__chunk_classify(r)) {
+  switch (boxroot__chunk_classify(slot)) {
   case CHUNK_ADDRESS_FOREIGN:
     boxroot__debug_misuse(op, r, "not a root: this address is in no boxroot "
                          "pool (a foreign pointer, a stack address, or garbage)");
@@ -277,7 +277,7 @@ void boxroot__debug_check_lock(char const *op, void const *addr) { check_lock(op
 void boxroot__debug_check_notifying(char const *op, boxroot_weak w)
 {
   check_weak(op, w);
-  if (pool_of_slot((void **)w)->notify == NULL)
+  if (pool_of_slot(boxroot__weak_slot_of(w))->notify == NULL)
     boxroot__debug_misuse(op, w, "not a notifying weak root (created by "
                          "boxroot_weak_create, not boxroot_weak_create_notifying)");
 }

@@ -3,7 +3,9 @@
    modify and delete, as exported symbols, for callers that
    cannot use the `static inline` fast paths of boxroot.h (Rust through
    ocaml-boxroot-sys, other languages' FFIs, dlsym); and, not API, the
-   lock test that such bindings need (boxroot__thread_holds_domain_lock).
+   lock test that such bindings need (boxroot__thread_holds_domain_lock)
+   and the same create, delete and modify under names that say where a
+   root's cell lies (below).
 
    Each one is the inline fast path of boxroot.h compiled once, so it has
    exactly the semantics documented there. C and C++ code that includes
@@ -44,6 +46,19 @@ bool boxroot_weak_modify(boxroot_weak *w, value v);
 void boxroot_weak_delete(boxroot_weak w);
 bool boxroot__thread_holds_domain_lock(void);
 
+/* A root's cell lies BOXROOT__COMPAT_FREE_BIAS words after the root
+   (boxroot__slot_of, boxroot_internal.h): 1 on OCaml 4.14, 0 on OCaml 5.
+   A binding that reads the cell itself, as ocaml-boxroot-sys's inline
+   boxroot_get does, links create, delete and modify under these names,
+   so that a binding built for another OCaml than the library fails to
+   link instead of reading the wrong word. */
+#define CELL_NAME(name) CELL_NAME_(name, BOXROOT__COMPAT_FREE_BIAS)
+#define CELL_NAME_(name, words) CELL_NAME__(name, words)
+#define CELL_NAME__(name, words) name##_cell_offset_##words
+boxroot CELL_NAME(boxroot__create)(value v);
+void CELL_NAME(boxroot__delete)(boxroot r);
+bool CELL_NAME(boxroot__modify)(boxroot *r, value v);
+
 boxroot boxroot_create(value v) { return boxroot_inline_create(v); }
 
 value boxroot_get(boxroot r) { return boxroot_inline_get(r); }
@@ -61,6 +76,12 @@ bool boxroot_weak_get(boxroot_weak w, value *out) { return boxroot_inline_weak_g
 bool boxroot_weak_modify(boxroot_weak *w, value v) { return boxroot_inline_weak_modify(w, v); }
 
 void boxroot_weak_delete(boxroot_weak w) { boxroot_inline_weak_delete(w); }
+
+boxroot CELL_NAME(boxroot__create)(value v) { return boxroot_inline_create(v); }
+
+void CELL_NAME(boxroot__delete)(boxroot r) { boxroot_inline_delete(r); }
+
+bool CELL_NAME(boxroot__modify)(boxroot *r, value v) { return boxroot_inline_modify(r, v); }
 
 /* Whether the calling thread holds a domain lock (OCaml 4.14: the master
    lock), for bindings that must know before they touch the runtime: the

@@ -107,23 +107,24 @@ static void register_at_exit(void)
   if (report_asked()) atexit(report_at_exit);
 }
 
-static uintptr_t *side_entry(void *slot)
+static uintptr_t *side_entry(void *root)
 {
+  void **slot = boxroot__slot_of((boxroot)root);
   pool *p = pool_of_slot(slot);
-  return &boxroot__chunk_side_table(p)[(void **)slot - p->slots];
+  return &boxroot__chunk_side_table(p)[slot - p->slots];
 }
 
-void boxroot__leaks_record(void *slot, uintptr_t site)
+void boxroot__leaks_record(void *root, uintptr_t site)
 {
   pthread_once(&at_exit_once, register_at_exit);
   /* Atomic, relaxed: a report on another thread may read it, and wants
      the site, not what was written before it. */
-  boxroot__store(side_entry(slot), site, RELAXED);
+  boxroot__store(side_entry(root), site, RELAXED);
 }
 
-uintptr_t boxroot__leaks_site(void *slot)
+uintptr_t boxroot__leaks_site(void *root)
 {
-  return boxroot__load(side_entry(slot), RELAXED);
+  return boxroot__load(side_entry(root), RELAXED);
 }
 
 /* ---- the report ---- */

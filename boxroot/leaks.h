@@ -14,11 +14,11 @@
    registry. `file` need not end with a NUL; it must stay valid, as a
    string literal does. */
 uintptr_t boxroot__leaks_file_site(char const *file, size_t file_len, unsigned line);
-/* Records `site` as the creation site of the root `slot` (just created,
-   by this thread). */
-void boxroot__leaks_record(void *slot, uintptr_t site);
-/* The creation site recorded for the root `slot`. */
-uintptr_t boxroot__leaks_site(void *slot);
+/* Records `site` as the creation site of the root `root` (a boxroot or
+   a boxroot_weak, just created by this thread). */
+void boxroot__leaks_record(void *root, uintptr_t site);
+/* The creation site recorded for the root `root`. */
+uintptr_t boxroot__leaks_site(void *root);
 #endif
 
 /* At teardown, before the pools go: the report on stderr if the

@@ -215,9 +215,10 @@ static inline int boxroot__compat_key_domain(void const *key)
    (marking.c): free slots' links are odd, immediates to it (pool.h). */
 #define BOXROOT__COMPAT_LINK_TAG 1
 
-/* The free list names a slot by its own address (boxroot_internal.h,
-   boxroot__free_slot): boxroot_delete's lock test reads the pool's owner
-   word, which no test of boxroot_create could stand for. */
+/* A root, and the free list's entry for a slot, are the slot's own
+   address (boxroot_internal.h, boxroot__free_slot): boxroot_delete's lock
+   test reads the pool's owner word, which no test of boxroot_create
+   could stand for. */
 #define BOXROOT__COMPAT_FREE_BIAS 0
 
 /* Every block has a readable header (no naked pointers): the weak read
@@ -303,9 +304,9 @@ static inline int boxroot__compat_key_domain(void const *key)
    and in boxroot_delete. */
 #define BOXROOT__COMPAT_LINK_TAG 0
 
-/* The free list names a slot by the word before it (boxroot_internal.h,
-   boxroot__free_slot), so that a boxroot_delete right after a
-   boxroot_create reuses its lock test. */
+/* A root, and the free list's entry for a slot, are the address of the
+   word before the slot (boxroot_internal.h, boxroot__free_slot), so that
+   a boxroot_delete right after a boxroot_create reuses its lock test. */
 #define BOXROOT__COMPAT_FREE_BIAS 1
 
 /* Naked pointers are allowed: only the page table says whether a value

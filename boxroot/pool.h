@@ -12,8 +12,8 @@
 
    Invariants (enforced in pool.c unless said otherwise):
    - A free slot holds a link: the entry of the next free slot (its
-     address, or on OCaml 4.14 that of the word before it:
-     boxroot__free_slot, boxroot_internal.h) plus
+     address, or on OCaml 4.14 that of the word before it, which is also
+     what a root points to: boxroot__free_slot, boxroot_internal.h) plus
      BOXROOT__COMPAT_LINK_TAG (the list ends with the pool's own address
      plus the tag), and `hot.free_list` the first free slot's entry. An
      entry is in its slot's pool. On OCaml 5 the tag is 1: links are odd, so the GC's

@@ -298,12 +298,12 @@ void delete_not_local(void **slot, void const *key, int check_owner)
 
 void boxroot__delete_other(boxroot r)
 {
-  delete_not_local((void **)r, boxroot__compat_lock_key(), 1);
+  delete_not_local(boxroot__slot_of(r), boxroot__compat_lock_key(), 1);
 }
 
 void boxroot__delete_remote(boxroot r, void const *key)
 {
-  delete_not_local((void **)r, key, 0);
+  delete_not_local(boxroot__slot_of(r), key, 0);
 }
 
 /* After C1 (boxroot__remote_free_delayed, remote.h) found a deletion

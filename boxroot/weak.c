@@ -212,9 +212,10 @@ bool boxroot__weak_modify_slow(boxroot_weak *w, value v)
   if (id < 0) return false;
   /* A young value into an old pool (W1): move the root, a notifying one
      with its word (weak_notify.c, N5). */
-  pool *p = pool_of_slot((void **)*w);
+  void **slot = (void **)boxroot__weak_slot_of(*w);
+  pool *p = pool_of_slot(slot);
   boxroot_weak moved = p->notify != NULL
-    ? boxroot__notify_create(v, p->notify->word[notify_index(p, (void **)*w)])
+    ? boxroot__notify_create(v, p->notify->word[notify_index(p, slot)])
     : boxroot_weak_create(v);
   if (moved == NULL) return false;
   boxroot_weak_delete(*w);
@@ -239,7 +240,7 @@ bool boxroot__weak_modify_slow(boxroot_weak *w, value v)
 
 value boxroot__weak_get_slow(boxroot_weak w)
 {
-  value v = boxroot__load((value *)w, RELAXED);
+  value v = boxroot__load(boxroot__weak_slot_of(w), RELAXED);
   BOXROOT__WINDOW(BOXROOT__AT_WEAK_READ, boxroot__compat_locked_domain());
   if (v == EMPTY || !boxroot__compat_weak_read(v, READ_DARKENS, READ_CHECKS_DEAD))
     return EMPTY;

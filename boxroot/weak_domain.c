@@ -127,7 +127,7 @@ static int *weak_delayed_flag(int owner)
 void boxroot__weak_delete_other(boxroot_weak w, void const *key)
 {
   (void)key;
-  void **slot = (void **)w;
+  void **slot = (void **)boxroot__weak_slot_of(w);
   pool *p = pool_of_slot(slot);
   size_t i = (size_t)(slot - p->slots);
   boxroot__remote_publish(p, &p->delayed_bits[i / BITS_PER_WORD],

@@ -128,7 +128,7 @@ boxroot_weak boxroot__notify_create(value v, uintptr_t word)
     return NULL;
   }
   boxroot_weak w = boxroot__weak_pool_take(&p->hot, v);
-  p->notify->word[notify_index(p, (void **)w)] = word; /* N5 */
+  p->notify->word[notify_index(p, (void **)boxroot__weak_slot_of(w))] = word; /* N5 */
   return w;
 }
 
@@ -214,7 +214,7 @@ bool boxroot_weak_next_emptied(boxroot_weak *w, uintptr_t *word)
       __builtin_prefetch(&side->word[j]);
     }
     wd->emptied_reported++;
-    *w = (boxroot_weak)slot;
+    *w = (boxroot_weak)boxroot__root_of(slot);
     *word = side->word[i];
     return true;
   }
@@ -226,7 +226,8 @@ uintptr_t boxroot_weak_notifying_word(boxroot_weak w)
 #if BOXROOT__IN_DEBUG_BUILD
   boxroot__debug_check_notifying("boxroot_weak_notifying_word", w);
 #endif
-  pool *p = pool_of_slot((void **)w);
+  void **slot = (void **)boxroot__weak_slot_of(w);
+  pool *p = pool_of_slot(slot);
   if (p->notify == NULL) return 0;
-  return p->notify->word[notify_index(p, (void **)w)];
+  return p->notify->word[notify_index(p, slot)];
 }

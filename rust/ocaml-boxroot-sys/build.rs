@@ -236,9 +236,41 @@ fn generate_stats() {
     std::fs::write(dest, out).unwrap();
 }
 
+/// Where a root's cell lies, which depends on the OCaml version (src/lib.rs,
+/// `CELL_OFFSET`): cfg `boxroot_cell_offset_1` on OCaml 4, none on OCaml
+/// 5. Read from the headers of the OCaml found as above, also without
+/// `bundle-boxroot`: the C library linked some other way was built
+/// against an OCaml too, and a mismatch fails to link. docs.rs, which has
+/// no OCaml, documents the OCaml 5 build.
+fn cell_offset() {
+    println!("cargo:rustc-check-cfg=cfg(boxroot_cell_offset_1)");
+    println!("cargo:rerun-if-env-changed=DOCS_RS");
+    if env::var_os("DOCS_RS").is_some() {
+        return;
+    }
+    let header = ocaml_where().join("caml").join("version.h");
+    println!("cargo:rerun-if-changed={}", header.display());
+    let text = std::fs::read_to_string(&header).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {} ({}): ocaml-boxroot-sys needs the OCaml that the C library is built against (set OCAML_WHERE_PATH, or OCAMLOPT, or put ocamlopt on PATH)",
+            header.display(),
+            e
+        )
+    });
+    let major: u32 = text
+        .lines()
+        .find_map(|line| line.strip_prefix("#define OCAML_VERSION_MAJOR "))
+        .and_then(|rest| rest.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{}: no OCAML_VERSION_MAJOR", header.display()));
+    if major < 5 {
+        println!("cargo:rustc-cfg=boxroot_cell_offset_1");
+    }
+}
+
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     generate_stats();
+    cell_offset();
     let bundle = env::var_os("CARGO_FEATURE_BUNDLE_BOXROOT").is_some();
     let link_runtime = env::var_os("CARGO_FEATURE_LINK_OCAML_RUNTIME_AND_DUMMY_PROGRAM").is_some();
     if !bundle && !link_runtime {

@@ -46,7 +46,7 @@ value weak_test_get(value w)
    test's view that does not darken. */
 value weak_test_peek_empty(value w)
 {
-  return Val_bool(*(value *)to_weak(w) == BOXROOT__WEAK_EMPTY);
+  return Val_bool(*boxroot__weak_slot_of(to_weak(w)) == BOXROOT__WEAK_EMPTY);
 }
 
 value weak_test_modify(value w, value v)
@@ -146,7 +146,7 @@ value weak_test_delay_scans(value domain, value ms)
 #include "pool.h"
 value weak_test_debug(value w)
 {
-  void **slot = (void **)to_weak(w);
+  void **slot = (void **)boxroot__weak_slot_of(to_weak(w));
   pool *p = pool_of_slot(slot);
   value v = *(value *)slot;
   fprintf(stderr, "slot %p pool %p owner %d cls %d count %d fresh %ld young %d v %p\n",

@@ -479,7 +479,7 @@ value window_weak_get(value w)
 #include "pool.h"
 value window_root_state(value r)
 {
-  pool *p = pool_of_slot(to_root(r));
+  pool *p = pool_of_slot(boxroot__slot_of(to_root(r)));
   int owner = pool_owner(p);
   int listed = p->listed_at != 0;
   int current = pool_stamp(p) == boxroot__current_stamp();

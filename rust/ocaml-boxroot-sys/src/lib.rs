@@ -16,20 +16,27 @@
 //! need the domain lock; `boxroot_delete` can be called from any thread at
 //! any time. For a safe interface, see the `boxroot` crate.
 //!
-//! Invariant relied on by these declarations: a `boxroot` of the C API is
-//! a non-null pointer to the cell holding the value (NULL only as the
-//! failure result of `boxroot_create`), so `Option<BoxRoot>` has the C
-//! type's layout, with `None` for NULL.
+//! Invariants relied on by these declarations: a `boxroot` of the C API is
+//! a non-null pointer (NULL only as the failure result of
+//! `boxroot_create`), so `Option<BoxRoot>` has the C type's layout, with
+//! `None` for NULL; the cell holding the value lies `CELL_OFFSET` words
+//! after it: 0 on OCaml 5, 1 on OCaml 4.14 (`boxroot__slot_of` in
+//! `boxroot/boxroot_internal.h`). The build script reads the OCaml
+//! version, and this crate links `boxroot_create`, `boxroot_delete` and
+//! `boxroot_modify` under names that carry the offset: built for another
+//! OCaml than the C library, a program fails to link rather than reading
+//! the wrong word.
 #![no_std]
 
 /// An OCaml value, as the C type `value`.
 pub type Value = isize;
 
-/// The cell that a root points to. The GC rewrites it when it moves the
+/// The cell that holds a root's value. The GC rewrites it when it moves the
 /// value, hence the `UnsafeCell`.
 pub type ValueCell = core::cell::UnsafeCell<Value>;
 
-/// A root: the C type `boxroot`, a non-null pointer to its cell.
+/// A root: the C type `boxroot`, a non-null pointer `CELL_OFFSET` words
+/// before its cell.
 #[repr(transparent)]
 #[derive(Copy, Clone, Debug, PartialEq, PartialOrd, Eq)]
 pub struct BoxRoot {
@@ -41,8 +48,11 @@ pub struct BoxRoot {
 /// needs the domain lock.
 #[inline]
 pub fn boxroot_get_ref(br: BoxRoot) -> *const ValueCell {
-    br.contents.as_ptr()
+    br.contents.as_ptr().wrapping_add(CELL_OFFSET)
 }
+
+/// Words from a root to its cell (set by build.rs from the OCaml version).
+const CELL_OFFSET: usize = if cfg!(boxroot_cell_offset_1) { 1 } else { 0 };
 
 /// The value held by the root (`boxroot_get`).
 ///
@@ -57,12 +67,18 @@ pub unsafe fn boxroot_get(br: BoxRoot) -> Value {
 extern "C" {
     /// Creates a root holding `v`; `None` on failure (see
     /// [`boxroot_error_string`]). Needs the domain lock.
+    #[cfg_attr(boxroot_cell_offset_1, link_name = "boxroot__create_cell_offset_1")]
+    #[cfg_attr(not(boxroot_cell_offset_1), link_name = "boxroot__create_cell_offset_0")]
     pub fn boxroot_create(v: Value) -> Option<BoxRoot>;
     /// Deletes a root. Any thread, with or without a domain lock.
+    #[cfg_attr(boxroot_cell_offset_1, link_name = "boxroot__delete_cell_offset_1")]
+    #[cfg_attr(not(boxroot_cell_offset_1), link_name = "boxroot__delete_cell_offset_0")]
     pub fn boxroot_delete(br: BoxRoot);
     /// Makes `*br` hold `v`, possibly moving the root (hence `*mut`).
     /// Returns `false` on failure, leaving the root unchanged. Needs the
     /// domain lock.
+    #[cfg_attr(boxroot_cell_offset_1, link_name = "boxroot__modify_cell_offset_1")]
+    #[cfg_attr(not(boxroot_cell_offset_1), link_name = "boxroot__modify_cell_offset_0")]
     pub fn boxroot_modify(br: *mut BoxRoot, v: Value) -> bool;
     /// Installs the GC hooks (optional: the first creation does it).
     /// Needs the domain lock. Returns whether boxroot is running.
