@@ -29,7 +29,7 @@
    the other, with a name that says what to do:
    - code compiled without BOXROOT_DEBUG inlines the unchecked fast paths,
      whose symbols only the release library (`boxroot`) defines, as
-     `..._layout8_pool14__compiled_without_BOXROOT_DEBUG__link_boxroot_not_boxroot_debug`
+     `..._layout9_pool14__compiled_without_BOXROOT_DEBUG__link_boxroot_not_boxroot_debug`
      (the debug library names its own copies otherwise, BOXROOT__BUILD);
    - code compiled with BOXROOT_DEBUG calls the checked entry points,
      which only `boxroot.debug` defines, as
@@ -451,8 +451,8 @@ static inline void **boxroot__pool_take_entry(struct boxroot__pool_hot *pool, va
   return entry;
 }
 
-/* A free slot of `pool` holding `v`, or NULL if the pool has none. The
-   owner, lock held. */
+/* A new root in a free slot of `pool`, holding `v`, or NULL if the pool
+   has none. The owner, lock held. */
 static inline boxroot boxroot__pool_take(struct boxroot__pool_hot *pool, value v)
 {
   return (boxroot)boxroot__pool_take_entry(pool, v, 0);

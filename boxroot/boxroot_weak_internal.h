@@ -83,14 +83,15 @@ bool boxroot__debug_weak_modify(boxroot_weak *w, value v);
 void boxroot__debug_weak_delete(boxroot_weak w);
 #endif
 
-/* A free slot of the weak pool `pool` holding `v`, or NULL if it has
-   none (the owner, lock held). A weak root is its slot's entry, as a
+/* The slot of the weak root `w`: a weak root is its slot's entry, as a
    strong one (boxroot__free_slot, boxroot_internal.h). */
 static inline value *boxroot__weak_slot_of(boxroot_weak w)
 {
   return (value *)boxroot__slot_of((boxroot)w);
 }
 
+/* A new weak root in a free slot of the weak pool `pool`, holding `v`,
+   or NULL if it has none (the owner, lock held). */
 static inline boxroot_weak boxroot__weak_pool_take(struct boxroot__pool_hot *pool, value v)
 {
   /* Atomic: the owner's clearing may read the slot of a root that

@@ -76,10 +76,10 @@ static int delayed_free_pending(pool *p, void **slot)
    strong one. */
 static void check_slot(char const *op, boxroot r, int weak)
 {
-  void **slot = boxroot__slot_of(r);
   if (r == NULL)
     boxroot__debug_misuse(op, r, "NULL is not a root (an unchecked failure of "
                          "boxroot_create?)");
+  void **slot = boxroot__slot_of(r);
   if ((uintptr_t)slot % sizeof(void *) != 0)
     boxroot__debug_misuse(op, r, "not a root: misaligned address");
   switch (boxroot__chunk_classify(slot)) {

@@ -57,7 +57,7 @@ value debug_get_non_root(value kind)
   return v == on_stack ? Val_unit : Val_unit;
 }
 
-/* boxroot_get at `offset` bytes from the root `r`'s slot. */
+/* boxroot_get at `offset` bytes from the root `r`. */
 value debug_get_at_offset(value r, value offset)
 {
   boxroot at = (boxroot)((char *)to_root(r) + Long_val(offset));

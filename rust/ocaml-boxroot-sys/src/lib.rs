@@ -133,9 +133,10 @@ extern "C" {
 pub mod ext {
     use super::{BoxRoot, Value};
 
-    /// A weak root: the C type `boxroot_weak`, a non-null pointer to its
-    /// cell. It holds a value without keeping it alive, like a pointer of
-    /// OCaml's `Weak` module (`boxroot/boxroot.h`). The cell may hold a
+    /// A weak root: the C type `boxroot_weak`, a non-null pointer
+    /// `CELL_OFFSET` words before its cell, as [`BoxRoot`]. It holds a
+    /// value without keeping it alive, like a pointer of OCaml's `Weak`
+    /// module (`boxroot/boxroot.h`). The cell may hold a
     /// dead value that only [`boxroot_weak_get`] knows to be dead: read it
     /// only through that function (the read barrier).
     #[repr(transparent)]
