@@ -432,6 +432,13 @@ static inline void **boxroot__unlink(void *link)
   return (void **)((uintptr_t)link - BOXROOT__COMPAT_LINK_TAG);
 }
 
+/* Stores `v` into a slot being handed out (boxroot__pool_take_entry). */
+static inline void boxroot__slot_fill(void **slot, value v, int atomic)
+{
+  if (atomic) boxroot__store((value *)slot, v, RELAXED);
+  else *(value *)slot = v;
+}
+
 /* The entry of a free slot of `pool` (the root, above), taken off its
    free list, counted and holding `v`, or NULL if the pool has none. The owner, lock held. `atomic`, a
    constant: whether `v` is stored with an atomic store (weak roots, whose
@@ -445,16 +452,18 @@ static inline void **boxroot__pool_take_entry(struct boxroot__pool_hot *pool, va
   if (BOXROOT__UNLIKELY(entry == (void **)pool)) return NULL;
   void **slot = boxroot__free_slot(entry);
   void *link = *slot;
-  /* The slot before the pool's header: the other order, which takes 3
-     instructions less per call in local_roots' caller variant on OCaml
-     4.14, made bench/plain's 10,000 creations in a row slower when the
-     machine runs them at its slow speed (interleaved, addresses fixed:
-     3.38-3.42 ns per pair against 3.24-3.30, and 3.19-3.21 when a root
-     was its slot). */
-  if (atomic) boxroot__store((value *)slot, v, RELAXED);
-  else *(value *)slot = v;
+  /* With a bias (OCaml 4.14), the slot before the pool's header: the
+     other order, which takes 3 instructions less per call in
+     local_roots' caller variant there, made bench/plain's 10,000
+     creations in a row slower when the machine runs them at its slow
+     speed (interleaved, addresses fixed: 3.38-3.42 ns per pair against
+     3.24-3.30). Without one, the header first: the slot first took 3 to
+     4 instructions more per call in local_roots on OCaml 5.3
+     (bench/tools/per_op.py). */
+  if (BOXROOT__COMPAT_FREE_BIAS) boxroot__slot_fill(slot, v, atomic);
   pool->free_list = boxroot__unlink(link);
   pool->counts += BOXROOT__ONE_CREATION;
+  if (!BOXROOT__COMPAT_FREE_BIAS) boxroot__slot_fill(slot, v, atomic);
   return entry;
 }
 
