@@ -400,7 +400,7 @@ static inline struct boxroot__pool_shared *boxroot__pool_shared(struct boxroot__
    - The root is the entry, not the slot, so that neither boxroot_create
      nor boxroot_delete converts one to the other: a root created in one
      call and deleted in another (local_roots' caller variant, OCaml
-     4.14) took an instruction at each end, one more per call than
+     4.14) would take an instruction at each end, one more per call than
      upstream (bench/tools/per_op.py). */
 static inline void **boxroot__free_slot(void **entry)
 {
@@ -440,20 +440,21 @@ static inline void boxroot__slot_fill(void **slot, value v, int atomic)
 }
 
 /* The entry of a free slot of `pool` (the root, above), taken off its
-   free list, counted and holding `v`, or NULL if the pool has none. The owner, lock held. `atomic`, a
-   constant: whether `v` is stored with an atomic store (weak roots, whose
-   slots the owner's clearing may read: weak.c) or a plain one. One
-   function, not a taker of slots that the callers then fill: split so,
-   GCC's register allocation cost bench ops' create+delete an instruction
-   on OCaml 4.14 (bench/tools/per_op.py). */
+   free list, counted and holding `v`, or NULL if the pool has none. The
+   owner, lock held. `atomic`, a constant: whether `v` is stored with an
+   atomic store (weak roots, whose slots the owner's clearing may read:
+   weak.c) or a plain one. One function, not a taker of slots that the
+   callers then fill: split so, GCC's register allocation cost bench
+   ops' create+delete an instruction on OCaml 4.14
+   (bench/tools/per_op.py). */
 static inline void **boxroot__pool_take_entry(struct boxroot__pool_hot *pool, value v, int atomic)
 {
   void **entry = pool->free_list;
   if (BOXROOT__UNLIKELY(entry == (void **)pool)) return NULL;
   void **slot = boxroot__free_slot(entry);
   void *link = *slot;
-  /* With a bias (OCaml 4.14), the slot before the pool's header: the
-     other order, which takes 3 instructions less per call in
+  /* With a bias (OCaml 4.14), the slot is filled first, then the pool's
+     header: the other order, which takes 3 instructions less per call in
      local_roots' caller variant there, made bench/plain's 10,000
      creations in a row slower when the machine runs them at its slow
      speed (interleaved, addresses fixed: 3.38-3.42 ns per pair against
