@@ -71,11 +71,11 @@ class Context:
         self.ocaml = ocaml
 
     def med(self, bench, case, impl, metric):
-        m = self.agg.get((bench, case, impl), {}).get(metric)
+        m = self.stat(bench, case, impl, metric)
         return None if m is None else m["median"]
 
     def min(self, bench, case, impl, metric):
-        m = self.agg.get((bench, case, impl), {}).get(metric)
+        m = self.stat(bench, case, impl, metric)
         return None if m is None else m["min"]
 
     def ratios(self, bench, case, num, den, metric):

@@ -68,14 +68,20 @@ fn run(cmd: &mut Command) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
+/// Found once: `cell_offset` and the bundling both need it.
 fn ocaml_where() -> PathBuf {
-    println!("cargo:rerun-if-env-changed=OCAML_WHERE_PATH");
-    println!("cargo:rerun-if-env-changed=OCAMLOPT");
-    println!("cargo:rerun-if-env-changed=OPAM_SWITCH_PREFIX");
-    match env::var("OCAML_WHERE_PATH") {
-        Ok(path) if !path.is_empty() => PathBuf::from(path),
-        _ => PathBuf::from(run(Command::new(ocamlopt()).arg("-where"))),
-    }
+    static WHERE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    WHERE
+        .get_or_init(|| {
+            println!("cargo:rerun-if-env-changed=OCAML_WHERE_PATH");
+            println!("cargo:rerun-if-env-changed=OCAMLOPT");
+            println!("cargo:rerun-if-env-changed=OPAM_SWITCH_PREFIX");
+            match env::var("OCAML_WHERE_PATH") {
+                Ok(path) if !path.is_empty() => PathBuf::from(path),
+                _ => PathBuf::from(run(Command::new(ocamlopt()).arg("-where"))),
+            }
+        })
+        .clone()
 }
 
 /// The flags of `c_flags.sexp`: one list, `;` comments, one atom per flag.
