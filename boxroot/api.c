@@ -31,7 +31,7 @@ void boxroot_teardown(void)
   boxroot__tear_down(release_everything);
 }
 
-boxroot boxroot__create_slow(value v)
+static boxroot create_slow(value v)
 {
   /* The usual way here: this thread holds the lock, knows where its
      domain's current pool is kept, and that pool is full. A current pool
@@ -57,6 +57,12 @@ boxroot boxroot__create_slow(value v)
      OCaml 4.14 where the lock is known from the runtime only
      (ocaml_compat.h, boxroot__compat_lock_held_slow). */
   return boxroot__pool_take(&p->hot, v);
+}
+
+void *boxroot__create_slow(value v)
+{
+  boxroot r = create_slow(v);
+  return r == NULL ? NULL : boxroot__link((void **)r);
 }
 
 /* Roots moved by boxroot_modify, per domain (written with its lock, read

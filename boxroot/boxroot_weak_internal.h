@@ -169,8 +169,8 @@ static inline void boxroot_weak_delete(boxroot_weak w)
     boxroot__pool_quarantine(pool, slot);
 #else
     /* Atomic, as every write of a weak slot (above). */
-    boxroot__store(slot, boxroot__link(pool->free_list), RELAXED);
-    pool->free_list = (void **)w;
+    boxroot__store(slot, pool->free_link, RELAXED);
+    pool->free_link = boxroot__link((void **)w);
 #endif
     uint64_t n = --pool->counts;
     /* Low or empty (boxroot_delete's test): the pool may move. */

@@ -12,7 +12,7 @@ struct boxroot_domain boxroot__domains[BOXROOT__MAX_DOMAINS];
 /* Its free list is empty (it ends at the pool's own address), so the
    create fast path falls through to the slow path without a NULL test. */
 struct boxroot__pool_hot boxroot__empty_pool = {
-  .free_list = (void **)&boxroot__empty_pool, .counts = 0,
+  .free_link = (char *)&boxroot__empty_pool + BOXROOT__COMPAT_LINK_TAG, .counts = 0,
 };
 
 /* A line each (the struct's size), but only if the array starts on one:
@@ -175,7 +175,7 @@ void boxroot__delete_local_slow(struct boxroot__pool_hot *hot)
 static int make_current(struct boxroot_domain *d, pool *p)
 {
   if (pool_class(p) != CLASS_YOUNG || d->young != p) move_to(d, p, CLASS_YOUNG, 1);
-  if (p->hot.free_list == (void **)p && !marking_thread_fresh(p)) return 0;
+  if (!pool_has_free(p) && !marking_thread_fresh(p)) return 0;
   domain_set_cursor(d->id, p);
   return 1;
 }
@@ -186,12 +186,12 @@ pool *boxroot__domain_refill_next(int id)
   /* No current pool: before the domain's first root, after a scan, a
      termination or the teardown (each resets the cursor). */
   if (p == (pool *)&boxroot__empty_pool) return NULL;
-  if (p->hot.free_list != (void **)p) return p;
+  if (pool_has_free(p)) return p;
   /* Fresh slots to thread, or delayed frees that may be collected: the
      general path. */
   if (p->fresh < pool_end(p) || boxroot__load(remote_owner_flag(id), SEQ_CST)) return NULL;
   pool *next = p->next;
-  if (next->hot.free_list == (void **)next) return NULL; /* also when next == p */
+  if (!pool_has_free(next)) return NULL; /* also when next == p */
   /* As boxroot__domain_refill does: the ring turns by one. */
   struct boxroot_domain *d = &boxroot__domains[id];
   d->young = next;
@@ -206,14 +206,14 @@ pool *boxroot__domain_refill(struct boxroot_domain *d)
   if (p != NULL) {
     /* Room after all: a thread that did not know the cursor yet (its
        first creation) comes here whatever the pool holds. */
-    if (p->hot.free_list != (void **)p || marking_thread_fresh(p)) return p;
+    if (pool_has_free(p) || marking_thread_fresh(p)) return p;
     /* A pool holds delayed frees only once its owner's flag is raised
        (remote.c, D3), until the next scan collects them: with the flag
        down, none of these pools has any to give back. A deletion that
        raises it meanwhile is collected by that scan. */
     int remote = boxroot__load(remote_owner_flag(d->id), SEQ_CST);
     if (remote && domain_collect_remote(d, p, boxroot__compat_state()) > 0
-        && p->hot.free_list != (void **)p) return p;
+        && pool_has_free(p)) return p;
     /* Full: behind every young pool that may still have room. It heads
        the ring (domain.h): the ring turns by one. */
     BOXROOT__ASSERT(d->young == p);

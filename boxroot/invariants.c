@@ -16,7 +16,7 @@ static void check_pool(pool *p)
   CHECK(p->fresh >= p->slots && p->fresh <= pool_end(p));
   CHECK((p->fresh - p->slots) % SLOTS_PER_LINE == 0);
   int handed_out = (int)(p->fresh - p->slots), free_slots = 0;
-  for (void **e = p->hot.free_list; e != (void **)p; e = pool_unlink(*boxroot__free_slot(e))) {
+  for (void **e = pool_unlink(p->hot.free_link); e != (void **)p; e = pool_unlink(*boxroot__free_slot(e))) {
     void **s = boxroot__free_slot(e);
     CHECK(pool_of_slot(e) == p && s >= p->slots && s < p->fresh);
     CHECK(pool_slot_is_free(p, *s));

@@ -9,7 +9,7 @@ _Static_assert(POOL_SLOTS < (1 << BOXROOT__COUNT_BITS),
                "the count of slots in use must fit below the creations (boxroot.h)");
 _Static_assert((BOXROOT__LOW_COUNT & (BOXROOT__LOW_COUNT - 1)) == 0,
                "BOXROOT__LOW_COUNT must be a power of two");
-_Static_assert(offsetof(pool, hot.free_list) >= sizeof(void *)
+_Static_assert(offsetof(pool, hot.free_link) >= sizeof(void *)
                && offsetof(pool, hot.counts) >= sizeof(void *),
                "boxroot_create's stores must not be at offset 0 (boxroot__free_slot)");
 _Static_assert(offsetof(pool, delayed_bits) == CACHE_LINE,
@@ -31,7 +31,7 @@ _Static_assert(offsetof(pool, slots) - offsetof(pool, block_header) == sizeof(ui
 
 void boxroot__pool_reset(pool *p)
 {
-  p->hot.free_list = (void **)p;
+  p->hot.free_link = pool_link((void **)p);
   p->hot.counts = 0;
   p->hot.count_bias = 0;
   p->fresh = p->slots;
@@ -55,12 +55,12 @@ int boxroot__pool_thread_fresh(pool *p)
   if (start >= end) return 0;
   void **stop = start + BOXROOT_FRESH_BATCH < end ? start + BOXROOT_FRESH_BATCH : end;
   /* Link [start, stop) in ascending order in front of the current list. */
-  void **next = p->hot.free_list;
+  void *next = p->hot.free_link;
   for (void **s = stop - 1; s >= start; s--) {
-    *s = pool_link(next);
-    next = boxroot__free_entry(s);
+    *s = next;
+    next = pool_link(boxroot__free_entry(s));
   }
-  p->hot.free_list = next;
+  p->hot.free_link = next;
   p->fresh = stop;
   return 1;
 }
@@ -83,7 +83,7 @@ void boxroot__pool_quarantine(struct boxroot__pool_hot *hot, void **slot)
   void **oldest = &p->slots[p->hot.quarantine_oldest];
   p->hot.quarantine_oldest = (uint16_t)(pool_unlink(*oldest) - p->slots);
   p->quarantined--;
-  boxroot__store(oldest, pool_link(p->hot.free_list), RELAXED);
-  p->hot.free_list = boxroot__free_entry(oldest);
+  boxroot__store(oldest, p->hot.free_link, RELAXED);
+  p->hot.free_link = pool_link(boxroot__free_entry(oldest));
 }
 #endif

@@ -15,7 +15,7 @@
      address, or on OCaml 4.14 that of the word before it, which is also
      what a root points to: boxroot__free_slot, boxroot_internal.h) plus
      BOXROOT__COMPAT_LINK_TAG (the list ends with the pool's own address
-     plus the tag), and `hot.free_list` the first free slot's entry. An
+     plus the tag), and `hot.free_link` the link to the first free slot. An
      entry is in its slot's pool. On OCaml 5 the tag is 1: links are odd, so the GC's
      marker, which may read any slot of a pool (marking.c), takes them
      for immediates. On OCaml 4.14, whose marker never reads a pool, it
@@ -178,9 +178,15 @@ static inline long pool_creations(pool const *p)
   return (long)(p->hot.counts >> BOXROOT__COUNT_BITS);
 }
 
+/* Whether the free list of `p` holds a slot. */
+static inline int pool_has_free(pool const *p)
+{
+  return p->hot.free_link != pool_link((void **)p);
+}
+
 static inline int pool_has_room(pool *p)
 {
-  return p->hot.free_list != (void **)p || p->fresh < pool_end(p);
+  return pool_has_free(p) || p->fresh < pool_end(p);
 }
 
 /* Resets `p` to the never-used state (no slot allocated). */
@@ -204,14 +210,14 @@ static inline int pool_free_slots(pool *p, void **base, uintptr_t bits)
   for (; bits != 0; bits &= bits - 1, n++)
     boxroot__pool_quarantine(&p->hot, base + __builtin_ctzl(bits));
 #else
-  void **head = p->hot.free_list;
+  void *head = p->hot.free_link;
   int n = 0;
   for (; bits != 0; bits &= bits - 1, n++) {
     void **slot = base + __builtin_ctzl(bits);
-    *slot = pool_link(head);
-    head = boxroot__free_entry(slot);
+    *slot = head;
+    head = pool_link(boxroot__free_entry(slot));
   }
-  p->hot.free_list = head;
+  p->hot.free_link = head;
 #endif
   p->hot.counts -= (uint64_t)n; /* the count of slots in use (boxroot.h) */
   return n;

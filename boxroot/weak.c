@@ -167,7 +167,7 @@ uintptr_t const boxroot__weak_empty[2] = {
 static int make_current(struct weak_domain *wd, int id, pool *p)
 {
   if (pool_class(p) != WEAK_YOUNG || wd->young != p) weak_move_to(wd, p, WEAK_YOUNG, 1);
-  if (p->hot.free_list == (void **)p && !marking_thread_fresh(p)) return 0;
+  if (!pool_has_free(p) && !marking_thread_fresh(p)) return 0;
   boxroot__weak_cursor[id] = &p->hot;
   return 1;
 }
@@ -177,7 +177,7 @@ static pool *refill(struct weak_domain *wd, int id, void const *key)
   pool *p = weak_current_pool(id);
   if (p != NULL) {
     if (marking_thread_fresh(p)) return p;
-    if (weak_collect(wd, p) > 0 && p->hot.free_list != (void **)p) return p;
+    if (weak_collect(wd, p) > 0 && pool_has_free(p)) return p;
     /* Full: to the back of the young ring. */
     weak_move_to(wd, p, WEAK_YOUNG, 0);
     weak_reset_cursor(id);

@@ -86,7 +86,7 @@
 static int make_current(struct weak_domain *wd, pool *p)
 {
   if (pool_class(p) != WEAK_YOUNG || wd->nyoung != p) weak_move_to(wd, p, WEAK_YOUNG, 1);
-  if (p->hot.free_list == (void **)p && !marking_thread_fresh(p)) return 0;
+  if (!pool_has_free(p) && !marking_thread_fresh(p)) return 0;
   wd->ncurrent = p;
   return 1;
 }
@@ -96,8 +96,8 @@ pool *boxroot__notify_refill(struct weak_domain *wd, int id, void const *key)
 {
   pool *p = wd->ncurrent;
   if (p != NULL) {
-    if (p->hot.free_list != (void **)p || marking_thread_fresh(p)) return p;
-    if (weak_collect(wd, p) > 0 && p->hot.free_list != (void **)p) return p;
+    if (pool_has_free(p) || marking_thread_fresh(p)) return p;
+    if (weak_collect(wd, p) > 0 && pool_has_free(p)) return p;
     weak_move_to(wd, p, WEAK_YOUNG, 0);
     wd->ncurrent = NULL;
   }
