@@ -151,8 +151,8 @@ struct boxroot__pool_hot {
      a deletion the link that it loads from here: on OCaml 5, where
      links are odd, neither converts one between a load and the store
      that the next operation waits for (bench/plain on OCaml 5.5,
-     10,000 creations in a row: 1.87 ns per creation against 2.57 with
-     the first entry kept here, upstream 1.98). */
+     10,000 creations in a row: 1.88 ns per creation against 2.57 with
+     the first entry kept here, upstream 1.96). */
   void *free_link;
   uint64_t counts;      /* slots in use | creations (above) */
 };
@@ -442,16 +442,16 @@ static inline void **boxroot__unlink(void *link)
   return (void **)((char *)link - BOXROOT__COMPAT_LINK_TAG);
 }
 
-/* Stores `v` into a slot being handed out (boxroot__pool_take_entry). */
+/* Stores `v` into a slot being handed out (boxroot__pool_take_link). */
 static inline void boxroot__slot_fill(void **slot, value v, int atomic)
 {
   if (atomic) boxroot__store((value *)slot, v, RELAXED);
   else *(value *)slot = v;
 }
 
-/* The entry of a free slot of `pool` (the root, above), taken off its
-   free list, counted and holding `v`, or NULL if the pool has none. The
-   owner, lock held. `atomic`, a constant: whether `v` is stored with an
+/* The link to a free slot of `pool` (boxroot__link of its entry, the
+   root), the slot taken off its free list, counted and holding `v`, or
+   NULL if the pool has none. The owner, lock held. `atomic`, a constant: whether `v` is stored with an
    atomic store (weak roots, whose slots the owner's clearing may read:
    weak.c) or a plain one. One function, not a taker of slots that the
    callers then fill: split so, GCC's register allocation cost bench

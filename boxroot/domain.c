@@ -10,7 +10,7 @@
 struct boxroot_domain boxroot__domains[BOXROOT__MAX_DOMAINS];
 
 /* Its free list is empty (it ends at the pool's own address), so the
-   create fast path falls through to the slow path without a NULL test. */
+   create fast path takes the slow path without a test of the cursor. */
 struct boxroot__pool_hot boxroot__empty_pool = {
   .free_link = (char *)&boxroot__empty_pool + BOXROOT__COMPAT_LINK_TAG, .counts = 0,
 };
