@@ -31,7 +31,7 @@ void boxroot_teardown(void)
   boxroot__tear_down(release_everything);
 }
 
-static boxroot create_slow(value v)
+void *boxroot__create_slow(value v)
 {
   /* The usual way here: this thread holds the lock, knows where its
      domain's current pool is kept, and that pool is full. A current pool
@@ -39,7 +39,7 @@ static boxroot create_slow(value v)
      (the teardown and a termination reset the cursors). */
   if (boxroot__compat_cursor_known()) {
     pool *p = boxroot__domain_refill_next(boxroot__compat_held_domain());
-    if (p != NULL) return boxroot__pool_take(&p->hot, v);
+    if (p != NULL) return boxroot__pool_take_link(&p->hot, v, 0);
   }
   int dom = boxroot__locked_domain_or_fail("boxroot_create: this thread does not hold the OCaml domain lock");
   if (dom < 0) return NULL;
@@ -56,13 +56,7 @@ static boxroot create_slow(value v)
      taken without the fast path's test of the lock, which may fail on
      OCaml 4.14 where the lock is known from the runtime only
      (ocaml_compat.h, boxroot__compat_lock_held_slow). */
-  return boxroot__pool_take(&p->hot, v);
-}
-
-void *boxroot__create_slow(value v)
-{
-  boxroot r = create_slow(v);
-  return r == NULL ? NULL : boxroot__link((void **)r);
+  return boxroot__pool_take_link(&p->hot, v, 0);
 }
 
 /* Roots moved by boxroot_modify, per domain (written with its lock, read

@@ -451,12 +451,12 @@ static inline void boxroot__slot_fill(void **slot, value v, int atomic)
 
 /* The link to a free slot of `pool` (boxroot__link of its entry, the
    root), the slot taken off its free list, counted and holding `v`, or
-   NULL if the pool has none. The owner, lock held. `atomic`, a constant: whether `v` is stored with an
-   atomic store (weak roots, whose slots the owner's clearing may read:
-   weak.c) or a plain one. One function, not a taker of slots that the
-   callers then fill: split so, GCC's register allocation cost bench
-   ops' create+delete an instruction on OCaml 4.14
-   (bench/tools/per_op.py). */
+   NULL if the pool has none. The owner, lock held. `atomic`, a
+   constant: whether `v` is stored with an atomic store (weak roots, whose
+   slots the owner's clearing may read: weak.c) or a plain one. One
+   function, not a taker of slots that the callers then fill: split so,
+   GCC's register allocation cost bench ops' create+delete an
+   instruction on OCaml 4.14 (bench/tools/per_op.py). */
 static inline void *boxroot__pool_take_link(struct boxroot__pool_hot *pool, value v, int atomic)
 {
   void *head = pool->free_link;
@@ -479,18 +479,11 @@ static inline void *boxroot__pool_take_link(struct boxroot__pool_hot *pool, valu
   return head;
 }
 
-/* The same, returning the slot's entry (the root), or NULL. */
+/* The same, returning the slot's entry (the root), or NULL: weak roots. */
 static inline void **boxroot__pool_take_entry(struct boxroot__pool_hot *pool, value v, int atomic)
 {
   void *link = boxroot__pool_take_link(pool, v, atomic);
   return link == NULL ? NULL : boxroot__unlink(link);
-}
-
-/* A new root in a free slot of `pool`, holding `v`, or NULL if the pool
-   has none. The owner, lock held. */
-static inline boxroot boxroot__pool_take(struct boxroot__pool_hot *pool, value v)
-{
-  return (boxroot)boxroot__pool_take_entry(pool, v, 0);
 }
 
 static inline BOXROOT__DEBUG_ALWAYS_INLINE boxroot boxroot_create(value v)
