@@ -158,7 +158,7 @@ BUILD_DIR_AARCH64 := _build-aarch64
 QEMU_AARCH64 := qemu-aarch64-static -L /usr/aarch64-linux-gnu
 AARCH64_BUILD = unset OCAMLPATH; export OCAML_TARGET=aarch64-linux-gnu && $(TOOLCHAIN) && \
 	{ command -v qemu-aarch64-static >/dev/null || { echo "installing qemu-user-static from Debian"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user-static; }; } && \
+	  apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq qemu-user-static; }; } && \
 	dune build -x aarch64 --build-dir $(BUILD_DIR_AARCH64) \
 	  $$(tools/test-quick.sh $(1) --no-children --list | sed 's|^|./$(BUILD_DIR_AARCH64)/default.aarch64/|') && \
 	tools/test-quick.sh $(1) --no-children $(BUILD_DIR_AARCH64)/default.aarch64 $(QEMU_AARCH64)

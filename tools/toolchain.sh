@@ -116,11 +116,15 @@ version_ok() { # $1 = version printed by ocamlopt -version
   [ "$major" -gt 4 ] || { [ "$major" -eq 4 ] && [ "$minor" -ge 14 ]; }
 }
 
+# Waits up to 10 minutes for apt's and dpkg's locks, which another install
+# may hold (a second toolchain built at once, a machine's own updates):
+# apt-get otherwise fails at once.
+APT_LOCK_WAIT=(-o DPkg::Lock::Timeout=600)
 apt_install() { # $@ = Debian packages
   local sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo"
-  $sudo apt-get update -qq >&2 || true
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
+  $sudo apt-get "${APT_LOCK_WAIT[@]}" update -qq >&2 || true
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get "${APT_LOCK_WAIT[@]}" install -y -qq "$@" >&2
 }
 
 # Downloads Debian's ocaml-source for $series (exactly $full if set) and
