@@ -479,13 +479,6 @@ static inline void *boxroot__pool_take_link(struct boxroot__pool_hot *pool, valu
   return head;
 }
 
-/* The same, returning the slot's entry (the root), or NULL: weak roots. */
-static inline void **boxroot__pool_take_entry(struct boxroot__pool_hot *pool, value v, int atomic)
-{
-  void *link = boxroot__pool_take_link(pool, v, atomic);
-  return link == NULL ? NULL : boxroot__unlink(link);
-}
-
 static inline BOXROOT__DEBUG_ALWAYS_INLINE boxroot boxroot_create(value v)
 {
 #ifdef BOXROOT_DEBUG

@@ -97,7 +97,8 @@ static inline boxroot_weak boxroot__weak_pool_take(struct boxroot__pool_hot *poo
   /* Atomic: the owner's clearing may read the slot of a root that
      another domain modifies (weak.c); not this fresh one, but the slot
      is written the one way. */
-  return (boxroot_weak)boxroot__pool_take_entry(pool, v, 1);
+  void *link = boxroot__pool_take_link(pool, v, 1);
+  return link == NULL ? NULL : (boxroot_weak)boxroot__unlink(link);
 }
 
 static inline BOXROOT__DEBUG_ALWAYS_INLINE boxroot_weak boxroot_weak_create(value v)
